@@ -1,0 +1,110 @@
+"""Cards, codes and the deck.
+
+A card is an int ``rank * 4 + suit``: rank 0..12 is ``3456789TJQKA2`` (low to
+high), suit 0..3 is ``SHDC``.  On the wire and in logs a card is its two-letter
+code (``"3S"``, ``"TH"``, ``"2S"``), which reads the same to people and tools.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from typing import TypeAlias
+
+from .errors import InvalidActionError, Reason
+
+__all__ = [
+    "RANKS",
+    "SUITS",
+    "THREE_OF_SPADES",
+    "TWO_OF_SPADES",
+    "Card",
+    "CardCode",
+    "Rank",
+    "card_code",
+    "card_rank",
+    "card_suit",
+    "deal_hands",
+    "deck",
+    "make_card",
+    "parse_card",
+    "parse_cards",
+    "rank_string",
+    "sort_cards",
+]
+
+Card: TypeAlias = int
+Rank: TypeAlias = int
+CardCode: TypeAlias = str
+
+RANKS = "3456789TJQKA2"
+SUITS = "SHDC"
+HAND_SIZE = 16
+
+_CODE_TO_CARD: dict[str, Card] = {
+    r + s: ri * 4 + si for ri, r in enumerate(RANKS) for si, s in enumerate(SUITS)
+}
+_CARD_TO_CODE: tuple[str, ...] = tuple(r + s for r in RANKS for s in SUITS)
+
+
+def make_card(rank: Rank, suit: int) -> Card:
+    return rank * 4 + suit
+
+
+THREE_OF_SPADES: Card = make_card(0, 0)
+TWO_OF_SPADES: Card = make_card(12, 0)
+
+
+def card_rank(card: Card) -> Rank:
+    return card >> 2
+
+
+def card_suit(card: Card) -> int:
+    return card & 3
+
+
+def card_code(card: Card) -> CardCode:
+    return _CARD_TO_CODE[card]
+
+
+def parse_card(code: str) -> Card:
+    """Parse a code such as ``"3S"`` or ``"th"``; ``"10H"`` is accepted for ``"TH"``."""
+    key = code.strip().upper() if isinstance(code, str) else ""
+    if key.startswith("10"):
+        key = "T" + key[2:]
+    card = _CODE_TO_CARD.get(key)
+    if card is None:
+        raise InvalidActionError(Reason.INVALID_CARD, f"{code!r} is not a card code")
+    return card
+
+
+def parse_cards(codes: Iterable[str]) -> list[Card]:
+    """Parse codes into cards, refusing duplicates."""
+    cards = [parse_card(c) for c in codes]
+    if len(set(cards)) != len(cards):
+        raise InvalidActionError(Reason.DUPLICATE_CARD, "the same card is named twice")
+    return cards
+
+
+def sort_cards(cards: Iterable[Card]) -> list[Card]:
+    """Rank order 3..2, suits in SHDC order within a rank."""
+    return sorted(cards)
+
+
+def rank_string(cards: Iterable[Card]) -> str:
+    """The ranks of ``cards`` ascending, e.g. ``"55539"``: how plays are listed."""
+    return "".join(RANKS[c >> 2] for c in sorted(cards))
+
+
+def deck(removed_ace: CardCode) -> list[Card]:
+    """The 48-card deck: no 2 but the 2 of spades, and one ace removed."""
+    gone = {make_card(12, 1), make_card(12, 2), make_card(12, 3), parse_card(removed_ace)}
+    return [c for c in range(52) if c not in gone]
+
+
+def deal_hands(removed_ace: CardCode, seed: int, deal_no: int) -> list[list[Card]]:
+    """Deal the whole deck, 16 each, from ``seed`` and the deal number alone."""
+    cards = deck(removed_ace)
+    # A string seed hashes the same way on every run and platform.
+    random.Random(f"paodekuai/{seed}/{deal_no}").shuffle(cards)
+    return [sorted(cards[i * HAND_SIZE : (i + 1) * HAND_SIZE]) for i in range(3)]

@@ -1,0 +1,192 @@
+"""Combinations: reading a multiset of ranks as a play, and what beats what.
+
+Plays are handled as rank-count vectors packed into one int, four bits per
+rank (rank r at bits 4r..4r+3).  Suits never matter to a combination, so every
+rule check runs on these ints; adding and removing cards is integer arithmetic
+and a subset test is one subtraction against guard bits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import NamedTuple, TypeAlias
+
+from .cards import RANKS, Card
+
+__all__ = [
+    "AIRPLANE",
+    "BOMB",
+    "KIND_NAMES",
+    "PAIR",
+    "PAIR_RUN",
+    "SINGLE",
+    "STRAIGHT",
+    "TRIO_TWO",
+    "Counts",
+    "Reading",
+    "beats",
+    "best_reading",
+    "classify",
+    "count_at",
+    "counts_of",
+    "counts_of_ranks",
+    "counts_string",
+    "counts_tuple",
+    "is_subset",
+    "parse_rank_string",
+    "reading_key",
+]
+
+Counts: TypeAlias = int
+
+SINGLE, PAIR, PAIR_RUN, STRAIGHT, TRIO_TWO, AIRPLANE, BOMB = range(7)
+KIND_NAMES = ("single", "pair", "pair_run", "straight", "trio_two", "airplane", "bomb")
+
+# Ranks 0..11 (3..A) may form runs, trios chains and bombs; the 2 (12) never does.
+TOP_RUN_RANK = 11
+UNIT = tuple(1 << (4 * r) for r in range(13))
+_GUARDS = sum(8 << (4 * r) for r in range(13))
+
+
+class Reading(NamedTuple):
+    """One way to read a set of cards.
+
+    ``length`` is what must match when following: 1 for singles, pairs, bombs
+    and trio+two; the card count for straights; pairs for a pair run; trios for
+    an airplane.  ``short`` marks the forms allowed only as a final play.
+    """
+
+    kind: int
+    length: int
+    top: int
+    short: bool = False
+
+
+def counts_of(cards: Iterable[Card]) -> Counts:
+    total = 0
+    for c in cards:
+        total += UNIT[c >> 2]
+    return total
+
+
+def counts_of_ranks(ranks: Iterable[int]) -> Counts:
+    total = 0
+    for r in ranks:
+        total += UNIT[r]
+    return total
+
+
+def count_at(counts: Counts, rank: int) -> int:
+    return (counts >> (4 * rank)) & 15
+
+
+def counts_tuple(counts: Counts) -> tuple[int, ...]:
+    return tuple((counts >> (4 * r)) & 15 for r in range(13))
+
+
+def is_subset(part: Counts, whole: Counts) -> bool:
+    # Each field holds at most 4, so bit 3 of every nibble is a free guard: a
+    # field that would go negative borrows from its guard.
+    return ((whole | _GUARDS) - part) & _GUARDS == _GUARDS
+
+
+@lru_cache(maxsize=1 << 16)
+def counts_string(counts: Counts) -> str:
+    """``"55539"``: ranks ascending, each repeated by its count."""
+    return "".join(RANKS[r] * ((counts >> (4 * r)) & 15) for r in range(13))
+
+
+def parse_rank_string(text: str) -> Counts:
+    total = 0
+    for ch in text.upper().replace("10", "T"):
+        r = RANKS.find(ch)
+        if r < 0:
+            raise ValueError(f"{ch!r} is not a rank")
+        total += UNIT[r]
+    if not is_subset(total, _FULL_RANKS):
+        raise ValueError(f"{text!r} names more cards of a rank than a deck holds")
+    return total
+
+
+_FULL_RANKS = sum(4 << (4 * r) for r in range(12)) + UNIT[12]
+
+
+def reading_key(r: Reading) -> tuple[bool, bool, int, int]:
+    """Orders readings from highest: a bomb, then a full form, more units, higher top."""
+    return (r.kind == BOMB, not r.short, r.length, r.top)
+
+
+def _consecutive(ranks: list[int]) -> bool:
+    return ranks[-1] - ranks[0] == len(ranks) - 1 and ranks[-1] <= TOP_RUN_RANK
+
+
+@lru_cache(maxsize=1 << 17)
+def classify(counts: Counts) -> tuple[Reading, ...]:
+    """Every reading of a rank multiset, highest first (empty: no combination).
+
+    Short forms are included and flagged; whether they are allowed depends on
+    the play being the player's last cards, which the caller knows.
+    """
+    c = counts_tuple(counts)
+    n = sum(c)
+    present = [r for r in range(13) if c[r]]
+    out: list[Reading] = []
+    if n == 1:
+        out.append(Reading(SINGLE, 1, present[0]))
+    elif n == 2 and len(present) == 1:
+        out.append(Reading(PAIR, 1, present[0]))
+    if n == 4 and len(present) == 1 and present[0] <= 10:
+        out.append(Reading(BOMB, 1, present[0]))
+    if n >= 5 and len(present) == n and _consecutive(present):
+        out.append(Reading(STRAIGHT, n, present[-1]))
+    if (
+        n >= 4
+        and len(present) * 2 == n
+        and all(c[r] == 2 for r in present)
+        and _consecutive(present)
+    ):
+        out.append(Reading(PAIR_RUN, len(present), present[-1]))
+    trios = [r for r in present if c[r] >= 3]
+    if trios:
+        for t in trios:
+            if n == 5:
+                out.append(Reading(TRIO_TWO, 1, t))
+            elif n in (3, 4):
+                out.append(Reading(TRIO_TWO, 1, t, True))
+        # Airplanes: every chain of >= 2 consecutive trio ranks within 3..A.
+        for i, start in enumerate(trios):
+            if start > TOP_RUN_RANK:
+                break
+            k = 1
+            for nxt in trios[i + 1 :]:
+                if nxt != start + k or nxt > TOP_RUN_RANK:
+                    break
+                k += 1
+                wings = n - 3 * k
+                if wings == 2 * k:
+                    out.append(Reading(AIRPLANE, k, nxt))
+                elif wings < 2 * k:
+                    out.append(Reading(AIRPLANE, k, nxt, True))
+    out.sort(key=reading_key, reverse=True)
+    return tuple(dict.fromkeys(out))
+
+
+def beats(play: Reading, table: Reading) -> bool:
+    if play.kind == BOMB:
+        return table.kind != BOMB or play.top > table.top
+    return play.kind == table.kind and play.length == table.length and play.top > table.top
+
+
+def best_reading(counts: Counts, *, final: bool, table: Reading | None = None) -> Reading | None:
+    """The highest reading legal at this moment, or None.
+
+    ``final``: the play empties the hand, so short forms count.  ``table``: the
+    play to beat, if following.
+    """
+    for r in classify(counts):
+        if r.short and not final:
+            continue
+        if table is None or beats(r, table):
+            return r
+    return None

@@ -1,0 +1,69 @@
+"""The game state: plain msgspec data, mutated only by ``game.apply``.
+
+The seed lives in the state, so a match replays exactly from its seed, rules
+and action log.  Hands hold card ints; everything else that a seat may see is
+kept in public form (card codes) so projection is cheap.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from .actions import Action
+from .rules import Rules
+
+__all__ = ["SEATS", "DealResult", "DealState", "MatchState", "Move"]
+
+SEATS = 3
+
+
+class Move(msgspec.Struct, frozen=True):
+    """One public move: a play (``cards`` non-empty) or a pass (``kind == "pass"``)."""
+
+    seat: int
+    cards: list[str]
+    kind: str
+    top: str = ""
+    length: int = 0
+
+
+class DealResult(msgspec.Struct, frozen=True):
+    deal_no: int
+    winner: int
+    cards_left: list[int]
+    shut_out: list[bool]
+    bomb_points: list[int]
+    card_points: list[int]
+    deal_totals: list[int]
+    match_totals: list[int]
+
+
+class DealState(msgspec.Struct):
+    deal_no: int
+    hands: list[list[int]]
+    turn: int
+    # Seat whose play is on the table, or who leads an empty table.
+    leader: int
+    table: Move | None = None
+    passes: int = 0
+    trick: list[Move] = msgspec.field(default_factory=list)
+    moves: list[Move] = msgspec.field(default_factory=list)
+    played_any: list[bool] = msgspec.field(default_factory=lambda: [False] * SEATS)
+    bomb_points: list[int] = msgspec.field(default_factory=lambda: [0] * SEATS)
+    # Under "winning" bomb payment: the seat whose bomb is on the table, else -1.
+    pending_bomb: int = -1
+    # The next play must contain the 3 of spades (rule B, first play of the match).
+    needs_three_of_spades: bool = False
+    result: DealResult | None = None
+
+
+class MatchState(msgspec.Struct):
+    rules: Rules
+    seed: int
+    deals: int
+    deal: DealState
+    totals: list[int] = msgspec.field(default_factory=lambda: [0] * SEATS)
+    results: list[DealResult] = msgspec.field(default_factory=list)
+    log: list[Action] = msgspec.field(default_factory=list)
+    # Set when the last deal of the match ends: every seat tied for the most.
+    winners: list[int] | None = None

@@ -1,0 +1,119 @@
+"""What one seat may know: the only projection of game state for a client or a bot."""
+
+from __future__ import annotations
+
+import msgspec
+
+from .cards import RANKS, THREE_OF_SPADES, card_code, parse_card
+from .combos import counts_of, counts_string
+from .errors import Reason
+from .game import legal_for
+from .hints import MAX_HINTS, rank_hints
+from .rules import Rules
+from .state import SEATS, DealResult, MatchState, Move
+
+__all__ = ["SeatView", "pick_cards", "seat_view"]
+
+
+class SeatView(msgspec.Struct, frozen=True):
+    seat: int
+    rules: Rules
+    deal_no: int
+    deals: int
+    hand: list[str]
+    counts: list[int]
+    last_card: list[bool]
+    turn: int | None
+    leader: int
+    table: Move | None
+    trick: list[Move]
+    moves: list[Move]
+    legal: list[str]
+    must_include: str | None
+    can_pass: bool
+    pass_reason: str | None
+    hints: list[list[str]]
+    counter: dict[str, int]
+    bomb_points: list[int]
+    totals: list[int]
+    result: DealResult | None
+    results: list[DealResult]
+    match_over: bool
+    winners: list[int]
+
+
+def seat_view(state: MatchState, seat: int) -> SeatView:
+    """Everything ``seat`` may know, and nothing more: the only projection of state."""
+    if not 0 <= seat < SEATS:
+        raise ValueError(f"seat {seat} does not exist")
+    deal = state.deal
+    hand = deal.hands[seat]
+    hand_codes = [card_code(c) for c in hand]
+    my_turn = deal.result is None and deal.turn == seat
+    legal = legal_for(state, seat) if my_turn else ()
+    must_include = card_code(THREE_OF_SPADES) if my_turn and deal.needs_three_of_spades else None
+    if not my_turn:
+        can_pass, pass_reason = (
+            False,
+            (Reason.DEAL_OVER.value if deal.result is not None else Reason.NOT_YOUR_TURN.value),
+        )
+    elif deal.table is None:
+        can_pass, pass_reason = False, Reason.LEADER_MAY_NOT_PASS.value
+    elif legal:
+        can_pass, pass_reason = False, Reason.MUST_BEAT.value
+    else:
+        can_pass, pass_reason = True, None
+    return SeatView(
+        seat=seat,
+        rules=state.rules,
+        deal_no=deal.deal_no,
+        deals=state.deals,
+        hand=hand_codes,
+        counts=[len(h) for h in deal.hands],
+        last_card=[len(h) == 1 for h in deal.hands],
+        turn=deal.turn if deal.result is None else None,
+        leader=deal.leader,
+        table=deal.table,
+        trick=list(deal.trick),
+        moves=list(deal.moves),
+        legal=[counts_string(p) for p in legal],
+        must_include=must_include,
+        can_pass=can_pass,
+        pass_reason=pass_reason,
+        hints=[
+            pick_cards(hand_codes, counts_string(p), must_include)
+            for p in rank_hints(counts_of(hand), legal, leading=deal.table is None)[:MAX_HINTS]
+        ],
+        counter=_counter(state, hand),
+        bomb_points=list(deal.bomb_points),
+        totals=list(state.totals),
+        result=deal.result,
+        results=list(state.results),
+        match_over=state.winners is not None,
+        winners=list(state.winners or []),
+    )
+
+
+def _counter(state: MatchState, hand: list[int]) -> dict[str, int]:
+    """Per rank, what the two opponents still hold together."""
+    left = [4] * 11 + [3, 1]
+    for c in hand:
+        left[c >> 2] -= 1
+    for move in state.deal.moves:
+        for code in move.cards:
+            left[RANKS.index(code[0])] -= 1
+    return {RANKS[r]: left[r] for r in range(13)}
+
+
+def pick_cards(hand: list[str], ranks: str, must_include: str | None = None) -> list[str]:
+    """Concrete cards from ``hand`` for a rank string, holding ``must_include`` if it can."""
+    pool = sorted(hand, key=lambda code: (code != must_include, parse_card(code)))
+    out: list[str] = []
+    for ch in ranks:
+        for i, code in enumerate(pool):
+            if code[0] == ch:
+                out.append(pool.pop(i))
+                break
+        else:
+            raise ValueError(f"the hand holds too few {ch!r} for {ranks!r}")
+    return sorted(out, key=parse_card)
