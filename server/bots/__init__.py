@@ -1,0 +1,44 @@
+"""Computer players.  A bot sees exactly its seat's view and nothing else."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from ..engine import SeatView
+from .base import Bot, BotAction, fallback_action
+
+__all__ = ["LEVELS", "Bot", "BotAction", "decide", "fallback_action", "make_bot"]
+
+LEVELS = ("easy", "normal", "strong")
+log = logging.getLogger(__name__)
+
+
+class _HintBot:
+    """Plays the engine's first hint: the simplest sensible legal policy."""
+
+    def __init__(self, level: str, seed: int) -> None:
+        self.level = level
+        self.seed = seed
+
+    def choose(self, view: SeatView) -> BotAction:
+        return fallback_action(view)
+
+
+def make_bot(level: str, seed: int) -> Bot:
+    if level not in LEVELS:
+        raise ValueError(f"unknown bot level {level!r}")
+    return _HintBot(level, seed)
+
+
+async def decide(level: str, seed: int, view: SeatView, budget: float) -> BotAction:
+    """The bot's action for ``view``; never raises and never blocks the loop for long.
+
+    A bot that fails or overruns ``budget`` seconds is replaced by a legal fallback.
+    """
+    try:
+        bot = make_bot(level, seed)
+        return await asyncio.wait_for(asyncio.to_thread(bot.choose, view), timeout=budget)
+    except Exception:
+        log.exception("bot %s failed on seat %d; playing a fallback", level, view.seat)
+        return fallback_action(view)

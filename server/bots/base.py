@@ -1,0 +1,26 @@
+"""The seat/bot interface: a bot sees one SeatView and answers with one action."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..engine import Pass, Play, SeatView
+
+__all__ = ["Bot", "BotAction", "fallback_action"]
+
+BotAction = Play | Pass
+
+
+class Bot(Protocol):
+    level: str
+
+    def choose(self, view: SeatView) -> BotAction:
+        """A legal action for ``view.seat``, which must be the seat to move."""
+        ...
+
+
+def fallback_action(view: SeatView) -> BotAction:
+    """A legal action from the view alone: the first hint, or a pass when allowed."""
+    if view.hints:
+        return Play(seat=view.seat, cards=list(view.hints[0]))
+    return Pass(seat=view.seat)
