@@ -81,11 +81,18 @@ def _holder(hands: list[list[Card]], card: Card) -> int:
     return next(seat for seat, hand in enumerate(hands) if card in hand)
 
 
+_READINGS: dict[tuple[str, int, str], Reading] = {}
+
+
 def table_reading(deal: DealState) -> Reading | None:
     t = deal.table
     if t is None:
         return None
-    return Reading(KIND_NAMES.index(t.kind), t.length, RANKS.index(t.top))
+    key = (t.kind, t.length, t.top)
+    reading = _READINGS.get(key)
+    if reading is None:
+        reading = _READINGS[key] = Reading(KIND_NAMES.index(t.kind), t.length, RANKS.index(t.top))
+    return reading
 
 
 def _next_has_one(deal: DealState, seat: int) -> bool:
@@ -97,8 +104,12 @@ def legal_for(state: MatchState, seat: int) -> tuple[Counts, ...]:
     deal = state.deal
     if deal.result is not None or deal.turn != seat:
         return ()
+    return _legal(state, deal, seat, counts_of(deal.hands[seat]))
+
+
+def _legal(state: MatchState, deal: DealState, seat: int, hand: Counts) -> tuple[Counts, ...]:
     return legal_plays(
-        counts_of(deal.hands[seat]),
+        hand,
         table_reading(deal),
         _next_has_one(deal, seat),
         deal.needs_three_of_spades,
@@ -143,8 +154,7 @@ def check_play(state: MatchState, seat: int, codes: list[str]) -> tuple[list[Car
     hand_counts = counts_of(hand)
     final = len(cards) == len(hand)
     table = table_reading(deal)
-    legal = legal_for(state, seat)
-    if play in legal:
+    if play in _legal(state, deal, seat, hand_counts):
         if deal.needs_three_of_spades and THREE_OF_SPADES not in cards:
             raise IllegalActionError(
                 Reason.MUST_INCLUDE_THREE_OF_SPADES, "the first play must include the 3 of spades"

@@ -26,7 +26,15 @@ from .combos import (
     counts_string,
 )
 
-__all__ = ["Position", "legal_plays", "locked_ranks", "sort_key", "submultisets"]
+__all__ = [
+    "Position",
+    "legal_plays",
+    "locked_ranks",
+    "rank_strings",
+    "sort_key",
+    "submultisets",
+    "table_reading_of",
+]
 
 # (hand, table reading or None, next seat holds one card, must hold a 3, bombs splittable)
 Position = tuple[Counts, Reading | None, bool, bool, bool]
@@ -63,7 +71,7 @@ def submultisets(pool: Counts, k: int) -> tuple[Counts, ...]:
     return tuple(out)
 
 
-def _runs(avail: tuple[int, ...], width: int, min_len: int) -> list[tuple[int, int]]:
+def _runs(avail: list[int], width: int, min_len: int) -> list[tuple[int, int]]:
     """(start, length) of every run of ranks holding ``width`` cards, 3..A."""
     out: list[tuple[int, int]] = []
     for start in range(TOP_RUN_RANK + 1):
@@ -82,16 +90,19 @@ def _block(start: int, length: int, width: int) -> Counts:
     return total
 
 
+_SHIFTS = tuple(4 * r for r in range(13))
+
+
 def sort_key(play: Counts) -> tuple[int, ...]:
     """Rank-order key of a play's rank string: how lists of plays are sorted."""
     return tuple(r for r in range(13) for _ in range((play >> (4 * r)) & 15))
 
 
 def _generate(
-    hand: Counts, avail: tuple[int, ...], table: Reading | None, next_has_one: bool
+    hand: Counts, locked: Counts, avail: list[int], table: Reading | None, next_has_one: bool
 ) -> set[Counts]:
     plays: set[Counts] = set()
-    free = sum(avail[r] * UNIT[r] for r in range(13))
+    free = hand - locked
     kind = table.kind if table is not None else -1
     top = table.top if table is not None else -1
     leading = table is None
@@ -138,15 +149,16 @@ def legal_plays(
     needs_three: bool,
     split_bombs: bool,
 ) -> tuple[Counts, ...]:
-    """Every legal play (as Counts) for the seat to move, sorted by rank string.
+    """Every legal play (as Counts) for the seat to move, in Counts order.
 
     ``table`` is the reading to beat, or None when leading.  ``needs_three``:
     the play must hold the 3 of spades, i.e. at least one 3 in rank space (the
     seat holds that card, so it can always choose it among its 3s).
     """
     locked = locked_ranks(hand, split_bombs)
-    avail = tuple(((hand - locked) >> (4 * r)) & 15 for r in range(13))
-    plays = _generate(hand, avail, table, next_has_one)
+    free = hand - locked
+    avail = [(free >> shift) & 15 for shift in _SHIFTS]
+    plays = _generate(hand, locked, avail, table, next_has_one)
     # Short forms (trio with one or no extra, airplane short of wings) are only
     # ever the whole hand, so the hand itself is the one candidate.
     if hand not in plays:
@@ -160,8 +172,15 @@ def legal_plays(
                 break
     if needs_three:
         plays = {p for p in plays if p & 15}
-    return tuple(sorted(plays, key=sort_key))
+    return tuple(sorted(plays))
 
 
 def rank_strings(plays: tuple[Counts, ...]) -> list[str]:
     return [counts_string(p) for p in plays]
+
+
+def table_reading_of(play: Counts) -> Reading | None:
+    """How a play on the table reads: its highest reading, short forms included
+    (a short form is legal as someone's last cards)."""
+    readings = classify(play)
+    return readings[0] if readings else None

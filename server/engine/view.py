@@ -9,6 +9,7 @@ from .combos import counts_of, counts_string
 from .errors import Reason
 from .game import legal_for
 from .hints import MAX_HINTS, rank_hints
+from .moves import sort_key
 from .rules import Rules
 from .state import SEATS, DealResult, MatchState, Move
 
@@ -76,7 +77,7 @@ def seat_view(state: MatchState, seat: int) -> SeatView:
         table=deal.table,
         trick=list(deal.trick),
         moves=list(deal.moves),
-        legal=[counts_string(p) for p in legal],
+        legal=[counts_string(p) for p in sorted(legal, key=sort_key)],
         must_include=must_include,
         can_pass=can_pass,
         pass_reason=pass_reason,
