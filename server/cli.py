@@ -1,0 +1,189 @@
+"""The ``paodekuai`` command (also ``python -m server``).
+
+``paodekuai serve`` starts the embedded Redis unless a Redis URL is given, then
+runs uvicorn on ``server.app.create_app(settings, redis_url)``.  SIGINT and
+SIGTERM both mean "shut down cleanly": uvicorn drains its connections first,
+then the embedded Redis gets its SHUTDOWN (so the AOF is flushed), and the
+exit status is 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import socket
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from types import FrameType
+from urllib.parse import urlsplit, urlunsplit
+
+import uvicorn
+
+from server.config import OPTIONS, ConfigError, Settings, load_settings
+from server.redis_embedded import EmbeddedRedis, EmbeddedRedisError
+
+__all__ = ["browser_url", "build_parser", "main", "redact_url", "serve", "settings_from_args"]
+
+log = logging.getLogger("server.cli")
+
+_DEFAULTS = Settings()
+# Shown in --help; the data dir default is relative to where the command runs.
+_DEFAULT_TEXT: Mapping[str, str] = {
+    "redis_url": "embedded Redis",
+    "data_dir": "./data",
+    "table_ttl_seconds": "7d",
+    "client_dir": "client/ next to the server package",
+}
+
+
+class _ShutdownRequested(Exception):
+    """Raised by our SIGTERM handler so ``finally`` blocks run, as KeyboardInterrupt does."""
+
+
+def _package_version() -> str:
+    try:
+        return version("paodekuai")
+    except PackageNotFoundError:
+        return "source checkout"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="paodekuai",
+        description="Self-hosted server for Pao De Kuai (跑得快), the three-player shedding game.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_package_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    serve_parser = commands.add_parser(
+        "serve",
+        help="run the game server",
+        description="Run the game server. Every flag falls back to its environment variable, "
+        "then to the default.",
+    )
+    for option in OPTIONS:
+        default = _DEFAULT_TEXT.get(option.field, str(getattr(_DEFAULTS, option.field)))
+        serve_parser.add_argument(
+            option.flag,
+            dest=option.field,
+            metavar=option.metavar,
+            default=None,  # None = "not given", so the environment can fill it in
+            help=f"{option.help} [env {option.env}; default {default}]",
+        )
+    return parser
+
+
+def settings_from_args(
+    args: argparse.Namespace, environ: Mapping[str, str], *, check_paths: bool = True
+) -> Settings:
+    flags = {option.field: getattr(args, option.field) for option in OPTIONS}
+    return load_settings(flags, environ, check_paths=check_paths)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        try:
+            settings = settings_from_args(args, os.environ)
+        except ConfigError as exc:
+            # argparse's error format and exit status 2, like any other bad flag.
+            print(f"paodekuai serve: error: {exc.message} [{exc.reason.value}]", file=sys.stderr)
+            return 2
+        return serve(settings)
+    parser.error(f"unknown command {args.command!r}")
+
+
+def browser_url(host: str, port: int) -> str:
+    """The address a person should open for a server listening on ``host``."""
+    if host in ("0.0.0.0", "::", ""):
+        host = "localhost"
+    elif ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"http://{host}:{port}/"
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any password replaced, fit for logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)[1]
+    user = f"{parts.username}:" if parts.username else ":"
+    return urlunsplit(parts._replace(netloc=f"{user}***@{netloc}"))
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, announcing the URL only once the socket is really listening."""
+
+    def __init__(self, config: uvicorn.Config, on_started: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_started = on_started
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            self._on_started()
+
+
+def _raise_shutdown(signum: int, frame: FrameType | None) -> None:
+    raise _ShutdownRequested(signal.Signals(signum).name)
+
+
+def serve(settings: Settings) -> int:
+    """Run until SIGINT/SIGTERM; returns the process exit status."""
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    previous_sigterm = signal.signal(signal.SIGTERM, _raise_shutdown)
+    embedded: EmbeddedRedis | None = None
+    try:
+        if settings.redis_url is None:
+            embedded = EmbeddedRedis(settings.data_dir)
+            redis_url = embedded.start()
+            log.info("storage: embedded Redis in %s (append-only, fsync always)", settings.data_dir)
+        else:
+            redis_url = settings.redis_url
+            log.info("storage: external Redis at %s", redact_url(redis_url))
+
+        # Imported late: the web app pulls in the whole game, which --help does not need.
+        from server.app import create_app
+
+        app = create_app(settings, redis_url)
+        config = uvicorn.Config(
+            app,
+            host=settings.host,
+            port=settings.port,
+            log_level=settings.log_level,
+            # Oversized frames are cut off by the transport before they are buffered.
+            ws_max_size=settings.max_frame_bytes,
+            server_header=False,
+            timeout_graceful_shutdown=10,
+        )
+        url = browser_url(settings.host, settings.port)
+
+        def announce() -> None:
+            print(f"Pao De Kuai is ready: open {url}", flush=True)
+
+        _Server(config, announce).run()
+        return 0
+    except EmbeddedRedisError as exc:
+        log.error("cannot start the embedded Redis [%s]: %s", exc.reason.value, exc.message)
+        return 1
+    except (KeyboardInterrupt, _ShutdownRequested):
+        return 0
+    except SystemExit as exc:
+        # uvicorn exits this way when it cannot bind or the app's startup fails.
+        return exc.code if isinstance(exc.code, int) else 1
+    finally:
+        if embedded is not None:
+            embedded.stop()
+        signal.signal(signal.SIGTERM, previous_sigterm)
+        log.info("stopped")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
