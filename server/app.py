@@ -1,0 +1,299 @@
+"""The web app: table creation, health, the game WebSocket, and the static client.
+
+``create_app(settings, redis_url)`` is all the CLI needs.  One Redis client,
+one ``TableStore`` and one room ``Registry`` live for the app's lifetime.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket
+
+from server.config import Settings
+from server.engine import EngineError
+from server.protocol import (
+    CloseCode,
+    ErrorMsg,
+    JoinMsg,
+    PingMsg,
+    Pong,
+    ProtocolError,
+    ProtocolErrorCode,
+    decode_client,
+    encode,
+)
+from server.rooms.registry import DEFAULT_IDLE_SECONDS, Registry
+from server.rooms.room import Room, RoomClosed
+from server.rooms.seats import Connection
+from server.rooms.store import StoreError, TableStore
+from server.rooms.tables import CreateTableRequest, build_table
+from server.rooms.tokens import seat_for_token, valid_table_id
+
+__all__ = ["JOIN_TIMEOUT_SECONDS", "MAX_BODY_BYTES", "create_app", "transport_frame_limit"]
+
+log = logging.getLogger(__name__)
+
+# A socket that has not sent its join by then is closed (4400).
+JOIN_TIMEOUT_SECONDS = 30.0
+MAX_BODY_BYTES = 4096
+_CLOSE_TIMEOUT_SECONDS = 2.0
+
+_STATUS_CODES = {
+    400: "bad_request",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "body_too_large",
+    415: "unsupported_media_type",
+    500: "internal_error",
+    503: "storage_unavailable",
+}
+
+
+def transport_frame_limit(settings: Settings) -> int:
+    """The uvicorn ``ws_max_size`` to run this app with.
+
+    It must be well above ``settings.max_frame_bytes``: a frame the transport
+    refuses is cut off with close code 1009, while one the app refuses gets an
+    ``error`` frame with reason ``frame_too_large`` and the socket stays open.
+    """
+    return max(1 << 20, 4 * settings.max_frame_bytes)
+
+
+@dataclass
+class _Services:
+    redis: aioredis.Redis
+    store: TableStore
+    registry: Registry
+
+
+class _Json(Response):
+    media_type = "application/json"
+
+    def __init__(self, content: Any, status_code: int = 200) -> None:
+        super().__init__(msgspec.json.encode(content), status_code=status_code)
+
+
+def _error(status: int, code: str, message: str) -> _Json:
+    return _Json({"error": {"code": code, "message": message}}, status_code=status)
+
+
+def create_app(
+    settings: Settings, redis_url: str, *, idle_seconds: float = DEFAULT_IDLE_SECONDS
+) -> Starlette:
+    holder: dict[str, _Services] = {}
+
+    def services() -> _Services:
+        return holder["services"]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        redis = aioredis.from_url(redis_url)
+        store = TableStore(redis, settings.table_ttl_seconds)
+        registry = Registry(store, idle_seconds=idle_seconds)
+        holder["services"] = _Services(redis, store, registry)
+        try:
+            yield
+        finally:
+            await registry.close()
+            await redis.aclose()
+
+    async def create_table(request: Request) -> Response:
+        body = await _read_body(request)
+        try:
+            create = msgspec.json.decode(body or b"{}", type=CreateTableRequest)
+            meta, seats = build_table(create)
+        except (msgspec.DecodeError, ValueError) as exc:
+            return _error(400, "bad_request", str(exc))
+        try:
+            await services().store.create(meta)
+        except (RedisError, OSError, StoreError) as exc:
+            log.warning("cannot create a table: %s", exc)
+            return _error(503, "storage_unavailable", "the table store is unreachable")
+        return _Json({"table": meta.id, "seats": seats}, status_code=201)
+
+    async def healthz(request: Request) -> Response:
+        reachable = await services().store.ping()
+        return _Json({"ok": reachable, "redis": reachable}, status_code=200 if reachable else 503)
+
+    async def game_socket(websocket: WebSocket) -> None:
+        await _serve_socket(websocket, services(), settings)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        code = _STATUS_CODES.get(exc.status_code, f"http_{exc.status_code}")
+        return _error(exc.status_code, code, str(exc.detail))
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        return _error(500, "internal_error", "internal server error")
+
+    return Starlette(
+        routes=[
+            Route("/api/tables", create_table, methods=["POST"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            WebSocketRoute("/ws", game_socket),
+            Mount(
+                "/",
+                StaticFiles(directory=settings.client_dir, html=True, check_dir=False),
+                name="client",
+            ),
+        ],
+        exception_handlers={HTTPException: http_error, 500: server_error},
+        lifespan=lifespan,
+    )
+
+
+async def _read_body(request: Request) -> bytes:
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise HTTPException(413, f"request body exceeds {MAX_BODY_BYTES} bytes")
+    return body
+
+
+# --- the game socket -----------------------------------------------------------
+
+
+async def _receive_frame(websocket: WebSocket) -> str | bytes | None:
+    """The next frame, or None once the client has gone."""
+    message = await websocket.receive()
+    if message["type"] == "websocket.disconnect":
+        return None
+    text: str | None = message.get("text")
+    if text is not None:
+        return text
+    data: bytes = message.get("bytes") or b""
+    return data
+
+
+async def _close(websocket: WebSocket, code: int, reason: str) -> None:
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(websocket.close(code, reason), _CLOSE_TIMEOUT_SECONDS)
+
+
+async def _refuse(websocket: WebSocket, code: str, message: str) -> None:
+    """An error frame, then close 4400: nothing is known about this socket yet."""
+    with contextlib.suppress(Exception):
+        await websocket.send_text(encode(ErrorMsg(code=code, message=message)))
+    await _close(websocket, CloseCode.PROTOCOL_ERROR, message[:120])
+
+
+async def _read_join(websocket: WebSocket, max_bytes: int) -> JoinMsg | None:
+    try:
+        frame = await asyncio.wait_for(_receive_frame(websocket), JOIN_TIMEOUT_SECONDS)
+    except TimeoutError:
+        await _refuse(websocket, ProtocolErrorCode.JOIN_REQUIRED, "no join message in time")
+        return None
+    if frame is None:
+        return None
+    try:
+        message = decode_client(frame, max_bytes)
+    except ProtocolError as exc:
+        await _refuse(websocket, exc.code, exc.message)
+        return None
+    if not isinstance(message, JoinMsg):
+        await _refuse(websocket, ProtocolErrorCode.JOIN_REQUIRED, "the first message must be join")
+        return None
+    return message
+
+
+async def _serve_socket(websocket: WebSocket, services: _Services, settings: Settings) -> None:
+    await websocket.accept()
+    join = await _read_join(websocket, settings.max_frame_bytes)
+    if join is None:
+        return
+    # The token is checked before anything is loaded or changed: a wrong one touches nothing.
+    try:
+        meta = await services.store.load_meta(join.table) if valid_table_id(join.table) else None
+    except (RedisError, OSError) as exc:
+        log.warning("cannot read table %s: %s", join.table, exc)
+        await _close(websocket, CloseCode.TABLE_UNAVAILABLE, "table store unreachable")
+        return
+    if meta is None:
+        await _close(websocket, CloseCode.UNKNOWN_TABLE, "unknown table")
+        return
+    seat = seat_for_token(join.token, [s.token_hash for s in meta.seats])
+    if seat is None:
+        await _close(websocket, CloseCode.BAD_TOKEN, "bad token")
+        return
+
+    conn = Connection(seat, websocket.send_text, settings.outgoing_queue_size)
+    writer = conn.start()
+    room = await _attach(services.registry, join.table, conn)
+    if room is None:
+        writer.cancel()
+        await asyncio.gather(writer, return_exceptions=True)
+        await _close(websocket, conn.close_code or CloseCode.UNKNOWN_TABLE, "table unavailable")
+        return
+    reader = asyncio.create_task(_read_loop(websocket, room, conn, settings.max_frame_bytes))
+    try:
+        await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        reader.cancel()
+        writer.cancel()
+        await asyncio.gather(reader, writer, return_exceptions=True)
+        room.detach(conn)
+    if conn.close_code is not None:
+        await _close(websocket, conn.close_code, conn.close_reason)
+
+
+async def _attach(registry: Registry, table_id: str, conn: Connection) -> Room | None:
+    # A room may close between lookup and attach (idle, storage failure); then load it anew.
+    for _ in range(3):
+        try:
+            room = await registry.room(table_id)
+        except (RedisError, OSError, StoreError, EngineError, msgspec.DecodeError) as exc:
+            # A log that no longer replays (EngineError, DecodeError) is reported, not raised.
+            log.warning("cannot load table %s: %r", table_id, exc)
+            conn.shut(CloseCode.TABLE_UNAVAILABLE, "table store unreachable")
+            return None
+        if room is None:
+            return None
+        try:
+            await room.attach(conn)
+        except RoomClosed:
+            continue
+        return room
+    conn.shut(CloseCode.TABLE_UNAVAILABLE, "table unavailable, reconnect")
+    return None
+
+
+async def _read_loop(websocket: WebSocket, room: Room, conn: Connection, max_bytes: int) -> None:
+    while True:
+        frame = await _receive_frame(websocket)
+        if frame is None:
+            return
+        try:
+            message = decode_client(frame, max_bytes)
+        except ProtocolError as exc:
+            conn.push(encode(ErrorMsg(code=exc.code, message=exc.message, version=room.version)))
+            continue
+        if isinstance(message, PingMsg):
+            conn.push(encode(Pong()))
+        elif isinstance(message, JoinMsg):
+            conn.push(
+                encode(
+                    ErrorMsg(
+                        code=ProtocolErrorCode.ALREADY_JOINED,
+                        message="this socket has already joined; open a new one to switch",
+                        version=room.version,
+                    )
+                )
+            )
+        else:
+            room.submit(conn, message)

@@ -1,0 +1,421 @@
+"""The room actor: one asyncio task and one inbox per live table.
+
+Only the actor touches the ``MatchState``.  Human frames and bot decisions both
+arrive as inbox commands and go through the same ``engine.apply``.  An
+accepted action is appended to Redis (checked against the expected version)
+before any seat hears of it; if that write fails, the in-memory state may be
+ahead of Redis, so the room shuts itself down and the next connection rebuilds
+the table from Redis alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from redis.exceptions import RedisError
+
+from server import bots, engine
+from server.bots import BotAction
+from server.engine import EngineError, Event, NextDeal, Pass, Play, SeatView
+from server.protocol import (
+    BotSpeedMsg,
+    CloseCode,
+    ErrorMsg,
+    HintMsg,
+    HintReply,
+    NewMatchMsg,
+    NextDealMsg,
+    PassMsg,
+    PlayMsg,
+    ProtocolErrorCode,
+    SeatInfo,
+    StateMsg,
+    TableInfo,
+    VersionedMessage,
+    encode,
+)
+
+from .log import BotSpeed, LogEntry, NewMatch, TableMeta, TableState, bot_seed, match_seed
+from .seats import BotSeat, Connection
+from .store import StoreError, TableStore
+
+__all__ = ["Room", "RoomClosed"]
+
+log = logging.getLogger(__name__)
+
+
+class RoomClosed(Exception):
+    """The room stopped (idle, shutdown or a storage failure); load it again."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Attach:
+    conn: Connection
+    done: asyncio.Future[None]
+
+
+@dataclass(frozen=True, slots=True)
+class _Detach:
+    conn: Connection
+
+
+@dataclass(frozen=True, slots=True)
+class _Submit:
+    conn: Connection
+    message: VersionedMessage
+
+
+@dataclass(frozen=True, slots=True)
+class _BotMove:
+    seat: int
+    version: int
+    action: BotAction
+
+
+@dataclass(frozen=True, slots=True)
+class _Idle:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class _Stop:
+    code: int
+    reason: str
+
+
+_Command = _Attach | _Detach | _Submit | _BotMove | _Idle | _Stop
+
+
+class Room:
+    def __init__(
+        self,
+        meta: TableMeta,
+        table: TableState,
+        store: TableStore,
+        *,
+        idle_seconds: float,
+        on_closed: Callable[[Room], None],
+    ) -> None:
+        self.id = meta.id
+        self.meta = meta
+        self._state = table.match
+        self._match_no = table.match_no
+        self._bot_speed_ms = table.bot_speed_ms
+        self._version = table.version
+        self._store = store
+        self._idle_seconds = idle_seconds
+        self._on_closed = on_closed
+        self._inbox: asyncio.Queue[_Command] = asyncio.Queue()
+        self._humans: dict[int, list[Connection]] = {
+            s.seat: [] for s in meta.seats if s.kind == "human"
+        }
+        self._bots: dict[int, BotSeat] = {
+            s.seat: BotSeat(s.seat, s.level or "normal") for s in meta.seats if s.kind == "bot"
+        }
+        # Per-version caches: a seat's view, and where its hint cycle stands.
+        self._views: dict[int, SeatView] = {}
+        self._hint_next: dict[int, int] = {}
+        self._bot_task: asyncio.Task[None] | None = None
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.closed = False
+
+    # --- read-only views for the registry and tests ---------------------------
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    @property
+    def state(self) -> engine.MatchState:
+        return self._state
+
+    @property
+    def bot_speed_ms(self) -> int:
+        return self._bot_speed_ms
+
+    # --- called from connection handlers (never block on the actor) -----------
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"room-{self.id}")
+
+    async def attach(self, conn: Connection) -> None:
+        """Seat ``conn``; its full state is queued to it.  Raises ``RoomClosed``."""
+        if self.closed:
+            raise RoomClosed(self.id)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._inbox.put_nowait(_Attach(conn, done))
+        await done
+
+    def detach(self, conn: Connection) -> None:
+        if not self.closed:
+            self._inbox.put_nowait(_Detach(conn))
+
+    def submit(self, conn: Connection, message: VersionedMessage) -> None:
+        if self.closed:
+            conn.shut(CloseCode.TABLE_UNAVAILABLE, "table closed, reconnect")
+        else:
+            self._inbox.put_nowait(_Submit(conn, message))
+
+    async def stop(self, code: int = 1001, reason: str = "server shutting down") -> None:
+        if self._task is None or self._task.done():
+            return
+        self._inbox.put_nowait(_Stop(code, reason))
+        await asyncio.shield(self._task)
+
+    # --- the actor -------------------------------------------------------------
+
+    async def _run(self) -> None:
+        code: int = CloseCode.TABLE_UNAVAILABLE
+        reason = "table unavailable, reconnect"
+        try:
+            self._schedule_bot()
+            self._arm_idle_timer()
+            while True:
+                command = await self._inbox.get()
+                if isinstance(command, _Stop):
+                    code, reason = command.code, command.reason
+                    break
+                if isinstance(command, _Idle):
+                    self._idle_timer = None
+                    if not self._any_connection():
+                        code, reason = 1001, "idle"
+                        break
+                    continue
+                await self._handle(command)
+        except (StoreError, RedisError, OSError) as exc:
+            log.warning("table %s: %s; closing the room", self.id, exc)
+        except Exception:
+            # A bug must not leave a table wedged: close it; reconnecting reloads from Redis.
+            log.exception("table %s: room failed", self.id)
+        finally:
+            self._close(code, reason)
+
+    def _close(self, code: int, reason: str) -> None:
+        self.closed = True
+        if self._bot_task is not None:
+            self._bot_task.cancel()
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        self._on_closed(self)
+        for conns in self._humans.values():
+            for conn in conns:
+                conn.shut(code, reason)
+        while not self._inbox.empty():
+            command = self._inbox.get_nowait()
+            if isinstance(command, _Attach) and not command.done.done():
+                command.done.set_exception(RoomClosed(self.id))
+            elif isinstance(command, _Submit):
+                command.conn.shut(code, reason)
+
+    async def _handle(self, command: _Command) -> None:
+        if isinstance(command, _Attach):
+            self._attach(command)
+        elif isinstance(command, _Detach):
+            self._detach(command.conn)
+        elif isinstance(command, _Submit):
+            await self._submit(command.conn, command.message)
+        elif isinstance(command, _BotMove):
+            await self._bot_move(command)
+
+    def _attach(self, command: _Attach) -> None:
+        conn = command.conn
+        if command.done.done():  # the handler gave up waiting (socket gone)
+            return
+        before = self._connected()
+        self._humans[conn.seat].append(conn)
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        command.done.set_result(None)
+        if self._connected() != before:
+            self._broadcast([])
+        else:
+            conn.push(self._state_frame(conn.seat, []))
+
+    def _detach(self, conn: Connection) -> None:
+        conns = self._humans.get(conn.seat, [])
+        if conn not in conns:
+            return
+        before = self._connected()
+        conns.remove(conn)
+        if self._connected() != before:
+            self._broadcast([])
+        self._arm_idle_timer()
+
+    async def _submit(self, conn: Connection, message: VersionedMessage) -> None:
+        if not conn.open:
+            return
+        seat = conn.seat
+        if message.version != self._version:
+            conn.push(
+                self._error(
+                    ProtocolErrorCode.STALE_VERSION,
+                    f"made against version {message.version}; the table is at {self._version}",
+                )
+            )
+            return
+        entry: LogEntry
+        if isinstance(message, HintMsg):
+            self._hint(conn)
+            return
+        if isinstance(message, PlayMsg):
+            entry = Play(seat=seat, cards=list(message.cards))
+        elif isinstance(message, PassMsg):
+            entry = Pass(seat=seat)
+        elif isinstance(message, NextDealMsg):
+            entry = NextDeal()
+        elif isinstance(message, NewMatchMsg):
+            if self._state.winners is None:
+                conn.push(
+                    self._error(ProtocolErrorCode.MATCH_NOT_OVER, "the match is still going on")
+                )
+                return
+            entry = NewMatch()
+        else:
+            assert isinstance(message, BotSpeedMsg)
+            entry = BotSpeed(ms=message.ms, seat=seat)
+        await self._commit(entry, conn)
+
+    async def _bot_move(self, command: _BotMove) -> None:
+        if command.version != self._version:
+            return  # decided against an older state; the current turn has its own task
+        action: BotAction = command.action
+        if action.seat != command.seat:
+            log.error("bot on seat %d answered for seat %d", command.seat, action.seat)
+            action = bots.fallback_action(self._view(command.seat))
+        if not await self._commit(action, None):
+            # decide() promises a legal play; if it breaks that promise the table must not stall.
+            await self._commit(bots.fallback_action(self._view(command.seat)), None)
+
+    async def _commit(self, entry: LogEntry, origin: Connection | None) -> bool:
+        """Check, persist, then announce ``entry``; False when the engine refused it."""
+        events: list[Event] = []
+        new_state: engine.MatchState | None = None
+        if isinstance(entry, Play | Pass | NextDeal):
+            try:
+                events = engine.apply(self._state, entry)
+            except EngineError as exc:
+                if origin is not None:
+                    origin.push(self._error(exc.reason.value, exc.message))
+                else:
+                    log.error("table %s: bot action refused: %r", self.id, exc)
+                return False
+        elif isinstance(entry, NewMatch):
+            new_state = engine.new_match(
+                self.meta.rules, match_seed(self.meta.seed, self._match_no + 1), self.meta.deals
+            )
+        # The write comes first: a seat never hears of an action Redis does not hold.
+        self._version = await self._store.append(self.id, self._version, entry)
+        if new_state is not None:
+            self._state = new_state
+            self._match_no += 1
+            events = [engine.DealStarted(deal_no=1, leader=new_state.deal.leader)]
+        if isinstance(entry, BotSpeed):
+            self._bot_speed_ms = entry.ms
+        self._views.clear()
+        self._hint_next.clear()
+        self._broadcast(events)
+        self._schedule_bot()
+        return True
+
+    # --- bots ---------------------------------------------------------------
+
+    def _schedule_bot(self) -> None:
+        if self._bot_task is not None:
+            self._bot_task.cancel()
+            self._bot_task = None
+        deal = self._state.deal
+        bot = self._bots.get(deal.turn)
+        if deal.result is not None or bot is None:
+            return
+        self._bot_task = asyncio.create_task(
+            self._bot_turn(bot, self._view(bot.seat), self._version),
+            name=f"bot-{self.id}-{bot.seat}",
+        )
+
+    async def _bot_turn(self, bot: BotSeat, view: SeatView, version: int) -> None:
+        seed = bot_seed(self.meta.seed, bot.seat, version)
+        action = await bot.move(view, seed, self._bot_speed_ms / 1000)
+        if not self.closed:
+            self._inbox.put_nowait(_BotMove(bot.seat, version, action))
+
+    # --- what seats hear ------------------------------------------------------
+
+    def _view(self, seat: int) -> SeatView:
+        view = self._views.get(seat)
+        if view is None:
+            view = self._views[seat] = engine.seat_view(self._state, seat)
+        return view
+
+    def _hint(self, conn: Connection) -> None:
+        hints = self._view(conn.seat).hints
+        if not hints:
+            conn.push(encode(HintReply(version=self._version, cards=[], index=0, count=0)))
+            return
+        index = self._hint_next.get(conn.seat, 0) % len(hints)
+        self._hint_next[conn.seat] = index + 1
+        conn.push(
+            encode(
+                HintReply(version=self._version, cards=hints[index], index=index, count=len(hints))
+            )
+        )
+
+    def _error(self, code: str, message: str) -> str:
+        return encode(ErrorMsg(code=code, message=message, version=self._version))
+
+    def _connected(self) -> tuple[bool, ...]:
+        return tuple(bool(self._humans.get(s.seat)) for s in self.meta.seats)
+
+    def _any_connection(self) -> bool:
+        return any(self._humans.values())
+
+    def _arm_idle_timer(self) -> None:
+        if self._any_connection() or self._idle_timer is not None:
+            return
+        self._idle_timer = asyncio.get_running_loop().call_later(
+            self._idle_seconds, self._inbox.put_nowait, _Idle()
+        )
+
+    def _table_info(self) -> TableInfo:
+        connected = self._connected()
+        return TableInfo(
+            id=self.id,
+            seats=[
+                SeatInfo(
+                    seat=s.seat,
+                    name=s.name,
+                    kind=s.kind,
+                    level=s.level,
+                    connected=s.kind == "bot" or connected[s.seat],
+                )
+                for s in self.meta.seats
+            ],
+            bot_speed_ms=self._bot_speed_ms,
+            humans=self.meta.humans,
+            match_no=self._match_no,
+        )
+
+    def _state_frame(self, seat: int, events: list[Event]) -> str:
+        return encode(
+            StateMsg(
+                version=self._version,
+                table=self._table_info(),
+                view=self._view(seat),
+                events=events,
+            )
+        )
+
+    def _broadcast(self, events: list[Event]) -> None:
+        info = self._table_info()
+        for seat, conns in self._humans.items():
+            if not conns:
+                continue
+            frame = encode(
+                StateMsg(version=self._version, table=info, view=self._view(seat), events=events)
+            )
+            for conn in list(conns):
+                conn.push(frame)

@@ -1,0 +1,131 @@
+"""Tables in Redis: one meta key and one log list per table.
+
+Keys (the ``{id}`` hash tag keeps a table's keys in one cluster slot):
+``pdk:{id}:meta`` holds the JSON ``TableMeta``; ``pdk:{id}:log`` is the list of
+JSON log entries, and its length is the table's version.  An append runs as one
+Lua script that checks the expected version first, so two server processes can
+never fork a table: the loser gets ``VersionConflict`` and nothing is written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import redis.asyncio as aioredis
+
+from .log import LogEntry, TableMeta
+
+__all__ = [
+    "StoreError",
+    "TableGone",
+    "TableStore",
+    "VersionConflict",
+]
+
+# KEYS: meta, log.  ARGV: expected version, entry JSON, ttl seconds.
+# Returns the new version, -1 when the table is gone, or -2 - stored version on conflict.
+_APPEND = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return -1
+end
+local n = redis.call('LLEN', KEYS[2])
+if n ~= tonumber(ARGV[1]) then
+  return -2 - n
+end
+redis.call('RPUSH', KEYS[2], ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+return n + 1
+"""
+
+
+class StoreError(Exception):
+    """The table could not be written as asked."""
+
+
+class TableGone(StoreError):
+    """The table's keys expired or never existed."""
+
+
+class VersionConflict(StoreError):
+    """Redis holds another version than the writer expected (another writer moved on)."""
+
+    def __init__(self, expected: int, stored: int) -> None:
+        super().__init__(f"expected version {expected}, Redis holds {stored}")
+        self.expected = expected
+        self.stored = stored
+
+
+def _meta_key(table_id: str) -> str:
+    return f"pdk:{{{table_id}}}:meta"
+
+
+def _log_key(table_id: str) -> str:
+    return f"pdk:{{{table_id}}}:log"
+
+
+_meta_decoder = msgspec.json.Decoder(TableMeta)
+_entry_decoder = msgspec.json.Decoder(LogEntry)
+_encoder = msgspec.json.Encoder()
+
+
+class TableStore:
+    def __init__(self, redis: aioredis.Redis, ttl_seconds: int) -> None:
+        self._redis = redis
+        self._ttl = ttl_seconds
+        self._append = redis.register_script(_APPEND)
+
+    @property
+    def ttl_seconds(self) -> int:
+        return self._ttl
+
+    async def ping(self) -> bool:
+        try:
+            return bool(await self._redis.ping())
+        except (aioredis.RedisError, OSError):
+            return False
+
+    async def create(self, meta: TableMeta) -> None:
+        created = await self._redis.set(
+            _meta_key(meta.id), _encoder.encode(meta), ex=self._ttl, nx=True
+        )
+        if not created:
+            raise StoreError(f"table {meta.id} already exists")
+
+    async def load_meta(self, table_id: str) -> TableMeta | None:
+        raw = await self._redis.get(_meta_key(table_id))
+        return None if raw is None else _meta_decoder.decode(raw)
+
+    async def load(self, table_id: str) -> tuple[TableMeta, list[LogEntry]] | None:
+        """Meta and whole log in one transaction; loading counts as activity (TTL refreshed)."""
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.get(_meta_key(table_id))
+            pipe.lrange(_log_key(table_id), 0, -1)
+            pipe.expire(_meta_key(table_id), self._ttl)
+            pipe.expire(_log_key(table_id), self._ttl)
+            raw_meta, raw_log, *_ = await pipe.execute()
+        if raw_meta is None:
+            return None
+        return _meta_decoder.decode(raw_meta), [_entry_decoder.decode(r) for r in raw_log]
+
+    async def append(self, table_id: str, expected_version: int, entry: LogEntry) -> int:
+        """Append ``entry`` if the stored version is ``expected_version``; the new version."""
+        keys: list[Any] = [_meta_key(table_id), _log_key(table_id)]
+        args: list[Any] = [expected_version, _encoder.encode(entry), self._ttl]
+        result = int(await self._append(keys=keys, args=args))
+        if result == -1:
+            raise TableGone(f"table {table_id} has expired")
+        if result < -1:
+            raise VersionConflict(expected_version, -2 - result)
+        return result
+
+    async def version(self, table_id: str) -> int:
+        return int(await self._redis.llen(_log_key(table_id)))
+
+    async def entries(self, table_id: str) -> list[LogEntry]:
+        raw = await self._redis.lrange(_log_key(table_id), 0, -1)
+        return [_entry_decoder.decode(r) for r in raw]
+
+    async def ttl(self, table_id: str) -> int:
+        return int(await self._redis.ttl(_meta_key(table_id)))

@@ -1,0 +1,111 @@
+"""Creating a table: the ``POST /api/tables`` body, its checks, and the stored meta."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Annotated, Literal
+
+import msgspec
+
+from server import engine
+
+from .log import SeatMeta, TableMeta
+from .store import TableStore
+from .tokens import hash_token, new_table_id, new_token
+
+__all__ = [
+    "BOT_NAMES",
+    "CreateTableRequest",
+    "CreatedSeat",
+    "CreatedTable",
+    "RuleOptions",
+    "create_table",
+]
+
+BOT_NAMES = {1: "Anna", 2: "Ben", 0: "Cleo"}
+BotLevel = Literal["easy", "normal", "strong"]
+
+
+class RuleOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Single house-rule overrides on top of the preset (unset fields keep the preset's)."""
+
+    removed_ace: Literal["AS", "AC"] | None = None
+    first_play_three_spades: bool | None = None
+    later_leader: Literal["winner", "three_of_spades"] | None = None
+    split_bombs: bool | None = None
+    bomb_payment: Literal["immediate", "winning"] | None = None
+
+
+class CreateTableRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    rules: Literal["classic", "sixteen", "kawu"] = "classic"
+    options: RuleOptions = RuleOptions()
+    deals: Literal[1, 5, 10] = 1
+    bots: list[BotLevel] | None = None
+    bot_speed_ms: Annotated[int, msgspec.Meta(ge=0, le=5000)] = 800
+    humans: Annotated[int, msgspec.Meta(ge=1, le=3)] = 1
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=24)] = "You"
+    # Fixes the deals (for tests, replays and bug reports); random when absent.
+    seed: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] | None = None
+
+
+class CreatedSeat(msgspec.Struct, frozen=True):
+    seat: int
+    token: str
+    invite: str
+
+
+class CreatedTable(msgspec.Struct, frozen=True):
+    table: str
+    seats: list[CreatedSeat]
+
+
+def _rules(request: CreateTableRequest) -> engine.Rules:
+    overrides = {
+        name: value
+        for name in RuleOptions.__struct_fields__
+        if (value := getattr(request.options, name)) is not None
+    }
+    return msgspec.structs.replace(engine.PRESETS[request.rules], **overrides)
+
+
+def build_table(request: CreateTableRequest) -> tuple[TableMeta, list[CreatedSeat]]:
+    """A new table's meta and its human seats' tokens; raises ``ValueError`` when the
+    bot list does not fit the seats."""
+    bot_seats = 3 - request.humans
+    levels: list[str] = list(request.bots) if request.bots is not None else ["normal"] * bot_seats
+    if len(levels) != bot_seats:
+        raise ValueError(
+            f"{request.humans} human seat(s) leave {bot_seats} bot seat(s), "
+            f"but {len(levels)} bot level(s) were given"
+        )
+    table_id = new_table_id()
+    seats: list[SeatMeta] = []
+    created: list[CreatedSeat] = []
+    for seat in range(3):
+        if seat < request.humans:
+            token = new_token()
+            name = request.name if seat == 0 else f"Player {seat + 1}"
+            seats.append(SeatMeta(seat=seat, kind="human", name=name, token_hash=hash_token(token)))
+            created.append(
+                CreatedSeat(seat=seat, token=token, invite=f"/#table={table_id}&token={token}")
+            )
+        else:
+            level = levels[seat - request.humans]
+            seats.append(SeatMeta(seat=seat, kind="bot", name=BOT_NAMES[seat], level=level))
+    meta = TableMeta(
+        id=table_id,
+        rules=_rules(request),
+        seed=request.seed if request.seed is not None else secrets.randbits(63),
+        deals=request.deals,
+        seats=seats,
+        bot_speed_ms=request.bot_speed_ms,
+        created_at=time.time(),
+    )
+    return meta, created
+
+
+async def create_table(store: TableStore, request: CreateTableRequest) -> CreatedTable:
+    meta, seats = build_table(request)
+    await store.create(meta)
+    return CreatedTable(table=meta.id, seats=seats)
