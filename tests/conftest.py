@@ -1,0 +1,250 @@
+"""Fixtures shared by every test directory.
+
+- ``redis_server`` (session): one real redis-server (our EmbeddedRedis, same
+  configuration as production) for the whole run; yields its ``unix://`` URL.
+- ``redis_url`` (function): the same URL after FLUSHDB, so each test starts on
+  an empty database.
+- ``server_process`` (function, factory): the whole server as a subprocess
+  (``python -m server serve``), by default on the test's ``redis_url``.
+  Calling it starts a server and waits for ``/healthz``; the returned
+  ``ServerProcess`` can be ``kill()``-ed (SIGKILL by default) and ``start()``-ed
+  again on the same port and the same Redis.  Every process is stopped at the
+  end of the test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Protocol
+
+import pytest
+import redis
+
+from server.redis_embedded import EmbeddedRedis
+
+__all__ = ["REPO_ROOT", "ServerFactory", "ServerProcess"]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+_STARTUP_TIMEOUT = 60.0  # generous: two slow cores, and an AOF may need loading
+_STOP_TIMEOUT = 30.0
+_LOG_TAIL_LINES = 40
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with EmbeddedRedis(tmp_path_factory.mktemp("redis")) as server:
+        yield server.url
+
+
+@pytest.fixture
+def redis_url(redis_server: str) -> str:
+    client = redis.Redis.from_url(redis_server)
+    try:
+        client.flushdb()
+    finally:
+        client.close()
+    return redis_server
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class ServerProcess:
+    """``paodekuai serve`` in a child process, bound to 127.0.0.1 on a fixed port.
+
+    ``url`` has no trailing slash (``f"{srv.url}/healthz"``); ``ws_url`` is the
+    game socket.  Output goes to ``log_path``; failures quote its tail.
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int,
+        args: Sequence[str],
+        env: Mapping[str, str],
+        log_path: Path,
+        redis_url: str | None,
+        data_dir: Path | None,
+    ) -> None:
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        self.ws_url = f"ws://127.0.0.1:{port}/ws"
+        self.redis_url = redis_url
+        self.data_dir = data_dir
+        self.log_path = log_path
+        self.argv = [
+            sys.executable, "-m", "server", "serve",
+            "--host", "127.0.0.1", "--port", str(port), *args,
+        ]  # fmt: skip
+        self._env = dict(env)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self, timeout: float = _STARTUP_TIMEOUT) -> None:
+        """Launch the server and return once ``/healthz`` answers 200."""
+        if self.running:
+            raise RuntimeError(f"server on port {self.port} is already running (pid {self.pid})")
+        self._close_log()
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in kill()/_close_log()
+        self._log.write(f"--- start: {' '.join(self.argv)}\n".encode())
+        self._log.flush()
+        self._proc = subprocess.Popen(
+            self.argv,
+            cwd=REPO_ROOT,
+            env=self._env,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + timeout
+        while True:
+            status = self._proc.poll()
+            if status is not None:
+                self._close_log()
+                raise RuntimeError(
+                    f"server exited with status {status} before it was healthy:\n{self.log_tail()}"
+                )
+            if self.healthy():
+                return
+            if time.monotonic() >= deadline:
+                self.kill()
+                raise RuntimeError(
+                    f"server was not healthy within {timeout:.0f}s:\n{self.log_tail()}"
+                )
+            time.sleep(0.05)
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as response:
+                body = json.loads(response.read())
+                return response.status == 200 and body.get("ok") is True
+        except (urllib.error.URLError, OSError, ValueError):
+            return False
+
+    def kill(self, sig: int = signal.SIGKILL) -> int:
+        """Send ``sig`` (SIGKILL: no shutdown code runs) and wait; returns the exit status."""
+        proc = self._proc
+        if proc is None:
+            raise RuntimeError("server was never started")
+        if proc.poll() is None:
+            proc.send_signal(sig)
+        try:
+            status = proc.wait(_STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            status = proc.wait()
+        self._close_log()
+        return status
+
+    def stop(self) -> int:
+        """Graceful stop (SIGTERM), as an operator or systemd would; returns the exit status."""
+        return self.kill(signal.SIGTERM)
+
+    def log_text(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def log_tail(self, lines: int = _LOG_TAIL_LINES) -> str:
+        return "\n".join(self.log_text().rstrip().splitlines()[-lines:])
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def __repr__(self) -> str:
+        state = f"pid {self.pid}" if self.running else "stopped"
+        return f"ServerProcess({self.url}, {state})"
+
+
+class ServerFactory(Protocol):
+    def __call__(
+        self,
+        *,
+        redis_url: str | None = None,
+        embedded: bool = False,
+        data_dir: Path | None = None,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        start: bool = True,
+    ) -> ServerProcess: ...
+
+
+@pytest.fixture
+def server_process(tmp_path: Path, redis_url: str) -> Iterator[ServerFactory]:
+    """Factory: ``server_process()`` runs a server on this test's clean ``redis_url``.
+
+    ``redis_url=...`` picks another Redis; ``embedded=True`` runs the embedded
+    Redis in ``data_dir`` (default: a fresh dir under tmp_path) instead;
+    ``args`` adds CLI flags, ``env`` adds environment variables; ``start=False``
+    returns it unstarted.  Stopped with SIGTERM (then SIGKILL) at teardown.
+    """
+    started: list[ServerProcess] = []
+
+    def make(
+        *,
+        redis_url: str | None = None,
+        embedded: bool = False,
+        data_dir: Path | None = None,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        start: bool = True,
+    ) -> ServerProcess:
+        index = len(started)
+        flags = list(args)
+        chosen_redis: str | None = None
+        if embedded:
+            data_dir = data_dir or tmp_path / f"server-data-{index}"
+            flags += ["--data-dir", str(data_dir)]
+        else:
+            chosen_redis = redis_url or default_redis_url
+            flags += ["--redis-url", chosen_redis]
+        # The child sees only our settings, never a developer's PAODEKUAI_* variables.
+        child_env = {k: v for k, v in os.environ.items() if not k.startswith("PAODEKUAI_")}
+        child_env["PYTHONUNBUFFERED"] = "1"
+        child_env.update(env or {})
+        process = ServerProcess(
+            port=free_port(),
+            args=flags,
+            env=child_env,
+            log_path=tmp_path / f"server-{index}.log",
+            redis_url=chosen_redis,
+            data_dir=data_dir,
+        )
+        started.append(process)
+        if start:
+            process.start()
+        return process
+
+    default_redis_url = redis_url
+    yield make
+    for process in started:
+        if process.running:
+            process.stop()
+        process._close_log()
