@@ -150,7 +150,7 @@ def serve(settings: Settings) -> int:
             log.info("storage: external Redis at %s", redact_url(redis_url))
 
         # Imported late: the web app pulls in the whole game, which --help does not need.
-        from server.app import create_app
+        from server.app import create_app, transport_frame_limit
 
         app = create_app(settings, redis_url)
         config = uvicorn.Config(
@@ -158,8 +158,8 @@ def serve(settings: Settings) -> int:
             host=settings.host,
             port=settings.port,
             log_level=settings.log_level,
-            # Oversized frames are cut off by the transport before they are buffered.
-            ws_max_size=settings.max_frame_bytes,
+            # Well above max_frame_bytes, so the app answers oversized frames itself.
+            ws_max_size=transport_frame_limit(settings),
             server_header=False,
             timeout_graceful_shutdown=10,
         )
