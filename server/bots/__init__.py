@@ -7,28 +7,25 @@ import logging
 
 from ..engine import SeatView
 from .base import Bot, BotAction, fallback_action
+from .levels import EasyBot, NormalBot
 
-__all__ = ["LEVELS", "Bot", "BotAction", "decide", "fallback_action", "make_bot"]
+__all__ = ["DEFAULT_BUDGET", "LEVELS", "Bot", "BotAction", "decide", "fallback_action", "make_bot"]
 
 LEVELS = ("easy", "normal", "strong")
 log = logging.getLogger(__name__)
 
 
-class _HintBot:
-    """Plays the engine's first hint: the simplest sensible legal policy."""
-
-    def __init__(self, level: str, seed: int) -> None:
-        self.level = level
-        self.seed = seed
-
-    def choose(self, view: SeatView) -> BotAction:
-        return fallback_action(view)
+DEFAULT_BUDGET = 0.3
 
 
-def make_bot(level: str, seed: int) -> Bot:
-    if level not in LEVELS:
-        raise ValueError(f"unknown bot level {level!r}")
-    return _HintBot(level, seed)
+def make_bot(level: str, seed: int, budget: float = DEFAULT_BUDGET) -> Bot:
+    if level == "easy":
+        return EasyBot(seed)
+    if level == "normal":
+        return NormalBot(seed)
+    if level == "strong":
+        return NormalBot(seed)
+    raise ValueError(f"unknown bot level {level!r}")
 
 
 async def decide(level: str, seed: int, view: SeatView, budget: float) -> BotAction:

@@ -1,0 +1,154 @@
+"""Duplicate-deal arena: how the bot levels score against each other.
+
+    python -m server.bots.arena --seats strong,normal,easy --deals 2000 --seed 1 --rules classic
+
+Every deal is played once for each distinct assignment of the listed levels to
+the three seats, so the cards' luck cancels out; deals run in parallel on all
+cores.  Per level it prints mean points per deal with a 95% confidence
+interval, the deal win rate, the shut-out rate and decision-time percentiles,
+then the per-deal margin between each pair of levels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import os
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import NamedTuple
+
+from ..engine import PRESETS, Rules, apply, new_match, seat_view
+from . import DEFAULT_BUDGET, LEVELS, make_bot
+
+__all__ = ["DealRecord", "main", "play_deal", "summarise"]
+
+
+class DealRecord(NamedTuple):
+    # Per level: mean points over the seats and assignments it played this deal.
+    points: dict[str, float]
+    games: dict[str, int]
+    wins: dict[str, int]
+    shut_outs: dict[str, int]
+    times: dict[str, list[float]]
+
+
+def assignments(levels: Sequence[str]) -> list[tuple[str, ...]]:
+    return sorted(set(itertools.permutations(levels)))
+
+
+def play_deal(
+    rules: Rules, seed: int, deal: int, levels: tuple[str, ...], budget: float
+) -> DealRecord:
+    totals: dict[str, float] = {lv: 0.0 for lv in levels}
+    games = {lv: 0 for lv in levels}
+    wins = {lv: 0 for lv in levels}
+    shut = {lv: 0 for lv in levels}
+    times: dict[str, list[float]] = {lv: [] for lv in levels}
+    deal_seed = seed * 1_000_003 + deal
+    for seats in assignments(levels):
+        state = new_match(rules, deal_seed, 1)
+        bots = [make_bot(lv, deal_seed * 7 + s, budget=budget) for s, lv in enumerate(seats)]
+        while state.deal.result is None:
+            turn = state.deal.turn
+            view = seat_view(state, turn)
+            t0 = time.perf_counter()
+            action = bots[turn].choose(view)
+            times[seats[turn]].append(time.perf_counter() - t0)
+            apply(state, action)
+        result = state.deal.result
+        for s, lv in enumerate(seats):
+            totals[lv] += result.deal_totals[s]
+            games[lv] += 1
+            wins[lv] += result.winner == s
+            shut[lv] += result.shut_out[s]
+    points = {lv: totals[lv] / games[lv] for lv in totals}
+    return DealRecord(points, games, wins, shut, times)
+
+
+def _mean_ci(xs: list[float]) -> tuple[float, float]:
+    n = len(xs)
+    mean = sum(xs) / n
+    if n < 2:
+        return mean, float("nan")
+    var = sum((x - mean) ** 2 for x in xs) / (n - 1)
+    return mean, 1.96 * math.sqrt(var / n)
+
+
+def _pct(xs: list[float], q: float) -> float:
+    if not xs:
+        return float("nan")
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def summarise(records: list[DealRecord], levels: Sequence[str]) -> str:
+    distinct = list(dict.fromkeys(levels))
+    lines = [
+        f"{'level':8} {'points/deal':>20} {'win rate':>9} {'shut-out':>9} "
+        f"{'p50 ms':>8} {'p95 ms':>8} {'decisions':>9}"
+    ]
+    for lv in distinct:
+        mean, ci = _mean_ci([r.points[lv] for r in records])
+        games = sum(r.games[lv] for r in records)
+        wins = sum(r.wins[lv] for r in records)
+        shut = sum(r.shut_outs[lv] for r in records)
+        times = [t for r in records for t in r.times[lv]]
+        lines.append(
+            f"{lv:8} {mean:+9.2f} ± {ci:<8.2f} {wins / games:9.3f} {shut / games:9.3f} "
+            f"{_pct(times, 0.5) * 1000:8.2f} {_pct(times, 0.95) * 1000:8.2f} {len(times):9d}"
+        )
+    for a, b in itertools.combinations(distinct, 2):
+        mean, ci = _mean_ci([r.points[a] - r.points[b] for r in records])
+        lines.append(f"margin {a} - {b}: {mean:+.2f} ± {ci:.2f} points/deal")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m server.bots.arena", description=__doc__.split("\n")[0]
+    )
+    ap.add_argument("--seats", default="strong,normal,easy", help="three levels, comma-separated")
+    ap.add_argument("--deals", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--rules", default="classic", choices=sorted(PRESETS))
+    ap.add_argument("--budget", type=float, default=DEFAULT_BUDGET, help="strong seconds/decision")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    args = ap.parse_args(argv)
+    levels = tuple(args.seats.split(","))
+    if len(levels) != 3 or any(lv not in LEVELS for lv in levels):
+        ap.error(f"--seats takes three of {', '.join(LEVELS)}")
+    rules = PRESETS[args.rules]
+    records: list[DealRecord] = []
+    start = time.monotonic()
+    step = max(1, args.deals // 20)
+    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+        futures = [
+            pool.submit(play_deal, rules, args.seed, d, levels, args.budget)
+            for d in range(args.deals)
+        ]
+        for fut in futures:
+            records.append(fut.result())
+            done = len(records)
+            if done % step == 0 or done == args.deals:
+                spent = time.monotonic() - start
+                eta = spent / done * (args.deals - done)
+                print(
+                    f"  {done}/{args.deals} deals, {spent:.0f}s, eta {eta:.0f}s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    print(
+        f"rules={args.rules} seats={args.seats} deals={args.deals} seed={args.seed} "
+        f"assignments={len(assignments(levels))} budget={args.budget}s "
+        f"workers={args.workers} wall={time.monotonic() - start:.0f}s"
+    )
+    print(summarise(records, levels))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,118 @@
+"""What a bot knows, read from its SeatView alone, in rank-count space."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..engine import SeatView
+from ..engine.cards import RANKS, deck, parse_card
+from ..engine.combos import BOMB, KIND_NAMES, Counts, Reading, counts_of
+from ..engine.rules import Rules
+from ..engine.state import Move
+from .sim import SEATS, SimDeal
+
+__all__ = ["Observation", "PastMove", "full_deck", "observe", "reading_of"]
+
+HAND_SIZE = 16
+
+
+class PastMove(NamedTuple):
+    """One public move, with the situation it was made in (for inference)."""
+
+    seat: int
+    play: Counts | None  # None: a pass
+    table: Reading | None  # what was on the table before it
+    next_has_one: bool  # the seat after ``seat`` then held one card
+
+
+class Observation(NamedTuple):
+    seat: int
+    deal_no: int
+    hand: Counts
+    sizes: tuple[int, ...]
+    table: Reading | None
+    leader: int
+    passes: int
+    played_any: tuple[bool, ...]
+    bomb: tuple[int, ...]
+    pending: int
+    needs_three: bool
+    split: bool
+    pay_immediately: bool
+    # Cards the two opponents hold together: the deck minus this hand and all plays.
+    unseen: Counts
+    history: tuple[PastMove, ...]
+
+    def sim(self, hands: list[Counts]) -> SimDeal:
+        """A simulator for this position with ``hands`` as everyone's cards."""
+        return SimDeal(
+            hands,
+            self.seat,
+            split=self.split,
+            pay_immediately=self.pay_immediately,
+            leader=self.leader,
+            table=self.table,
+            passes=self.passes,
+            played_any=list(self.played_any),
+            bomb=list(self.bomb),
+            pending=self.pending,
+            needs_three=self.needs_three,
+        )
+
+
+_DECKS: dict[str, Counts] = {}
+
+
+def full_deck(rules: Rules) -> Counts:
+    key = rules.removed_ace
+    if key not in _DECKS:
+        _DECKS[key] = counts_of(deck(key))
+    return _DECKS[key]
+
+
+def reading_of(move: Move) -> Reading:
+    return Reading(KIND_NAMES.index(move.kind), move.length, RANKS.index(move.top))
+
+
+def observe(view: SeatView) -> Observation:
+    hand = counts_of(parse_card(c) for c in view.hand)
+    sizes = [HAND_SIZE] * SEATS
+    table: Reading | None = None
+    passes = 0
+    played = 0
+    history: list[PastMove] = []
+    played_any = [False] * SEATS
+    for move in view.moves:
+        nxt_one = sizes[(move.seat + 1) % SEATS] == 1
+        if move.kind == "pass":
+            history.append(PastMove(move.seat, None, table, nxt_one))
+            passes += 1
+            if passes == SEATS - 1:
+                table, passes = None, 0
+        else:
+            play = counts_of(parse_card(c) for c in move.cards)
+            history.append(PastMove(move.seat, play, table, nxt_one))
+            played += play
+            sizes[move.seat] -= len(move.cards)
+            played_any[move.seat] = True
+            table, passes = reading_of(move), 0
+    table = reading_of(view.table) if view.table is not None else None
+    pay_now = view.rules.bomb_payment == "immediate"
+    pending = view.leader if table is not None and table.kind == BOMB and not pay_now else -1
+    return Observation(
+        seat=view.seat,
+        deal_no=view.deal_no,
+        hand=hand,
+        sizes=tuple(view.counts),
+        table=table,
+        leader=view.leader,
+        passes=passes,
+        played_any=tuple(played_any),
+        bomb=tuple(view.bomb_points),
+        pending=pending,
+        needs_three=view.must_include is not None,
+        split=view.rules.split_bombs,
+        pay_immediately=pay_now,
+        unseen=full_deck(view.rules) - hand - played,
+        history=tuple(history),
+    )

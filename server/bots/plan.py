@@ -1,0 +1,167 @@
+"""Hand planning: split a hand into few, strong plays, and what can beat a play.
+
+``hand_cost`` is the heuristic value of a hand still to be played: the cost of
+its cheapest split into combinations, where each combination costs about one
+"turn" to get rid of, less when it is strong enough to win its trick (a high
+card, a long run) and negative for a bomb (it wins a lead and pays points).
+Every function here is pure and cached on rank-count ints, so a deal played
+out thousands of times mostly hits the caches.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..engine.combos import (
+    AIRPLANE,
+    BOMB,
+    PAIR,
+    PAIR_RUN,
+    SINGLE,
+    STRAIGHT,
+    TOP_RUN_RANK,
+    TRIO_TWO,
+    UNIT,
+    Counts,
+    Reading,
+)
+
+__all__ = ["Group", "beatable", "decompose", "hand_cost", "top_rank"]
+
+# (kind, length, top rank, the cards)
+Group = tuple[int, int, int, Counts]
+
+WIN = -100.0
+
+
+def _count(hand: Counts, r: int) -> int:
+    return (hand >> (4 * r)) & 15
+
+
+def top_rank(hand: Counts) -> int:
+    """The highest rank present, or -1 for an empty hand."""
+    for r in range(12, -1, -1):
+        if (hand >> (4 * r)) & 15:
+            return r
+    return -1
+
+
+def group_cost(kind: int, length: int, top: int) -> float:
+    if kind == BOMB:
+        return -1.0
+    if kind == SINGLE:
+        strength = max(0, top - 6) / 6
+    elif kind == PAIR:
+        strength = min(1.0, max(0, top - 5) / 6)
+    elif kind == TRIO_TWO:
+        strength = max(0, top - 3) / 8
+    else:
+        strength = 0.5 + 0.5 * top / TOP_RUN_RANK
+    return 1.0 - 0.8 * strength
+
+
+def _block(start: int, length: int, width: int) -> Counts:
+    total = 0
+    for r in range(start, start + length):
+        total += width * UNIT[r]
+    return total
+
+
+@lru_cache(maxsize=1 << 18)
+def decompose(hand: Counts, split: bool) -> tuple[float, tuple[Group, ...]]:
+    """The cheapest split of ``hand`` into combinations (trios bare), by ``group_cost``."""
+    if hand == 0:
+        return 0.0, ()
+    low = 0
+    while not (hand >> (4 * low)) & 15:
+        low += 1
+    c = _count(hand, low)
+    options: list[Group] = []
+    if c == 4 and low <= 10:
+        options.append((BOMB, 1, low, 4 * UNIT[low]))
+        locked = not split
+    else:
+        locked = False
+        kind = (SINGLE, PAIR, TRIO_TWO)[min(c, 3) - 1]
+        options.append((kind, 1, low, min(c, 3) * UNIT[low]))
+    if not locked and low <= TOP_RUN_RANK:
+        for width, min_len, kind in ((1, 5, STRAIGHT), (2, 2, PAIR_RUN), (3, 2, AIRPLANE)):
+            length = 0
+            while low + length <= TOP_RUN_RANK:
+                have = _count(hand, low + length)
+                if have < width or (have == 4 and not split):
+                    break
+                length += 1
+                if length >= min_len:
+                    options.append((kind, length, low + length - 1, _block(low, length, width)))
+    best_cost = float("inf")
+    best: tuple[Group, ...] = ()
+    for g in options:
+        rest_cost, rest = decompose(hand - g[3], split)
+        cost = group_cost(g[0], g[1], g[2]) + rest_cost
+        if cost < best_cost:
+            best_cost, best = cost, (g, *rest)
+    return best_cost, best
+
+
+@lru_cache(maxsize=1 << 18)
+def hand_cost(hand: Counts, split: bool) -> float:
+    """Heuristic cost of a hand (lower is better); trios and airplanes absorb weak kickers."""
+    if hand == 0:
+        return WIN
+    cost, groups = decompose(hand, split)
+    capacity = 0
+    for kind, length, _top, _cards in groups:
+        if kind == TRIO_TWO:
+            capacity += 2
+        elif kind == AIRPLANE:
+            capacity += 2 * length
+    if capacity:
+        weak = sorted(
+            (group_cost(k, n, t), 1 if k == SINGLE else 2)
+            for k, n, t, _c in groups
+            if k in (SINGLE, PAIR) and t < 11
+        )
+        for gc, width in reversed(weak):
+            if width <= capacity:
+                capacity -= width
+                cost -= gc
+    return cost
+
+
+def _has_run(pool: Counts, width: int, length: int, above: int, split: bool) -> bool:
+    """A run of ``length`` ranks of ``width`` cards each, topped above ``above``."""
+    run = 0
+    for r in range(TOP_RUN_RANK + 1):
+        have = _count(pool, r)
+        if have >= width and (split or have != 4):
+            run += 1
+            if run >= length and r > above:
+                return True
+        else:
+            run = 0
+    return False
+
+
+def beatable(pool: Counts, table: Reading, max_size: int, split: bool = True) -> bool:
+    """Whether cards from ``pool`` (what the opponents may hold between them) could beat
+    ``table`` with a play of at most ``max_size`` cards.  Generous on purpose: the pool
+    is treated as one hand, so it errs towards "beatable"."""
+    kind, length, top = table.kind, table.length, table.top
+    if max_size >= 4:
+        for r in range(11):
+            if _count(pool, r) == 4 and (kind != BOMB or r > top):
+                return True
+    if kind == BOMB:
+        return False
+    if kind == SINGLE:
+        return any(_count(pool, r) for r in range(top + 1, 13))
+    if kind == PAIR:
+        return max_size >= 2 and any(_count(pool, r) >= 2 for r in range(top + 1, 13))
+    if kind == TRIO_TWO:
+        return max_size >= 3 and any(_count(pool, r) >= 3 for r in range(top + 1, 13))
+    if kind == STRAIGHT:
+        return max_size >= length and _has_run(pool, 1, length, top, split)
+    if kind == PAIR_RUN:
+        return max_size >= 2 * length and _has_run(pool, 2, length, top, split)
+    return max_size >= 3 * length and _has_run(pool, 3, length, top, split)

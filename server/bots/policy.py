@@ -1,0 +1,105 @@
+"""The easy and normal policies, on rank counts: given a position, which legal play.
+
+Both take a ``Situation`` (what the seat to move knows, or in a simulation
+what it is allowed to pretend to know) and the legal plays, and return one of
+them, or None to pass (only ever when there is no legal play: must-beat).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..engine.combos import BOMB, UNIT, Counts, Reading, best_reading
+from ..engine.hints import rank_hints
+from .plan import beatable, hand_cost
+from .sim import SEATS, ncards
+
+__all__ = ["Situation", "easy_choice", "normal_choice"]
+
+
+class Situation(NamedTuple):
+    seat: int
+    hand: Counts
+    sizes: tuple[int, ...] | list[int]
+    table: Reading | None
+    # What the two opponents may hold between them.
+    unseen: Counts
+    split: bool
+    pay_immediately: bool
+
+
+def _lowest_rank(hand: Counts) -> int:
+    r = 0
+    while not (hand >> (4 * r)) & 15:
+        r += 1
+    return r
+
+
+def easy_choice(sit: Situation, legal: tuple[Counts, ...]) -> Counts | None:
+    """Goes out when it can; leads the group holding its lowest card; follows with the
+    cheapest play that beats.  No planning, no counting, nothing silly."""
+    if not legal:
+        return None
+    hand = sit.hand
+    if hand in legal:
+        return hand
+    if sit.table is None:
+        low = _lowest_rank(hand)
+        c = (hand >> (4 * low)) & 15
+        want = min(c, 3) * UNIT[low]
+        if want in legal:
+            return want
+        with_low = [p for p in legal if (p >> (4 * low)) & 15 == min(c, 3)]
+        if with_low:
+            # A trio with the lowest two other cards as kickers.
+            return min(with_low, key=lambda p: (ncards(p), p))
+    return rank_hints(hand, legal, leading=sit.table is None)[0]
+
+
+def _bomb_bonus(sit: Situation, reading: Reading) -> float:
+    if sit.pay_immediately:
+        return -1.5
+    # A bomb pays only if it is not topped: cheap when nothing can top it.
+    return -0.8 if not beatable(sit.unseen, reading, 4, sit.split) else 0.3
+
+
+def normal_choice(sit: Situation, legal: tuple[Counts, ...]) -> Counts | None:
+    """Plays so that what is left splits into the fewest, strongest plays; keeps its
+    high cards for control; guards against an opponent about to go out; bombs when a
+    bomb pays."""
+    if not legal:
+        return None
+    if len(legal) == 1:
+        return legal[0]
+    hand, table, seat = sit.hand, sit.table, sit.seat
+    if hand in legal:
+        return hand
+    opp_sizes = [sit.sizes[(seat + 1) % SEATS], sit.sizes[(seat + 2) % SEATS]]
+    short = min(opp_sizes)
+    danger = short <= 2
+    biggest = max(opp_sizes)
+    best = legal[0]
+    best_score = float("inf")
+    for p in legal:
+        reading = best_reading(p, final=False, table=table)
+        if reading is None:  # pragma: no cover - every legal play has a reading
+            continue
+        rest = hand - p
+        score = hand_cost(rest, sit.split)
+        if reading.kind == BOMB:
+            score += _bomb_bonus(sit, reading)
+        if table is None:
+            # Shed many cards while holding the lead.
+            score -= 0.04 * ncards(p)
+        safe = not beatable(sit.unseen, reading, biggest, sit.split)
+        if danger:
+            if not safe and beatable(sit.unseen, reading, short, sit.split):
+                # An opponent with one or two cards could take this trick and go out.
+                score += 3.0
+            score -= 0.02 * reading.top
+        if safe and score < 2.0:
+            # Few plays left: a trick nobody can take keeps the lead to finish with.
+            score -= 0.6
+        if score < best_score:
+            best, best_score = p, score
+    return best
