@@ -160,6 +160,10 @@ class Room:
         else:
             self._inbox.put_nowait(_Submit(conn, message))
 
+    async def wait_closed(self) -> None:
+        if self._task is not None:
+            await asyncio.shield(self._task)
+
     async def stop(self, code: int = 1001, reason: str = "server shutting down") -> None:
         if self._task is None or self._task.done():
             return

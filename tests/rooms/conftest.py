@@ -1,0 +1,22 @@
+"""Rooms tests run against the real Redis of ``redis_url``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+import redis.asyncio as aioredis
+
+from server.rooms.store import TableStore
+
+
+@pytest.fixture
+async def redis_client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
+    client = aioredis.from_url(redis_url)
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def store(redis_client: aioredis.Redis) -> TableStore:
+    return TableStore(redis_client, ttl_seconds=3600)

@@ -1,0 +1,59 @@
+"""Helpers for the rooms tests: tables straight in the store, in-memory socket ends."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import msgspec
+
+from server import engine
+from server.rooms.log import TableMeta
+from server.rooms.seats import Connection
+from server.rooms.store import TableStore
+from server.rooms.tables import CreatedSeat, CreateTableRequest, build_table
+
+__all__ = ["GUARD_SECONDS", "Socket", "new_table", "seed_where_leader_is"]
+
+# Long enough for anything that is not hung: a guard, never a speed check.
+GUARD_SECONDS = 20.0
+
+
+def seed_where_leader_is(seat: int, rules: engine.Rules | None = None) -> int:
+    """The first seed whose first deal is led by ``seat`` (the holder of the 3 of spades)."""
+    rules = rules or engine.Rules()
+    return next(s for s in range(1000) if engine.new_match(rules, s).deal.turn == seat)
+
+
+async def new_table(store: TableStore, **fields: object) -> tuple[TableMeta, list[CreatedSeat]]:
+    request = msgspec.convert(fields, CreateTableRequest)
+    meta, seats = build_table(request)
+    await store.create(meta)
+    return meta, seats
+
+
+class Socket:
+    """The far end of a ``Connection``: frames land in a queue, decoded."""
+
+    def __init__(self, seat: int, queue_size: int = 256) -> None:
+        self.frames: asyncio.Queue[dict[str, object]] = asyncio.Queue()
+        self.conn = Connection(seat, self._send, queue_size)
+        self.conn.start()
+
+    async def _send(self, frame: str) -> None:
+        self.frames.put_nowait(msgspec.json.decode(frame))
+
+    async def next(self, kind: str | None = None) -> dict[str, object]:
+        """The next frame (of type ``kind``, skipping others)."""
+        while True:
+            frame = await asyncio.wait_for(self.frames.get(), GUARD_SECONDS)
+            if kind is None or frame["type"] == kind:
+                return frame
+
+    async def state_where(
+        self, predicate: Callable[[dict[str, object]], bool]
+    ) -> dict[str, object]:
+        while True:
+            frame = await self.next("state")
+            if predicate(frame):
+                return frame

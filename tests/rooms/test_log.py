@@ -1,0 +1,75 @@
+"""Rebuilding a table from its meta and log alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from server import engine
+from server.engine import NextDeal, Pass, Play
+from server.rooms.log import BotSpeed, LogEntry, NewMatch, bot_seed, match_seed, rebuild
+from server.rooms.tables import CreateTableRequest, build_table
+
+
+def play_out(state: engine.MatchState) -> list[LogEntry]:
+    """Play the current deal to its end with each seat's first hint, returning the actions."""
+    actions: list[LogEntry] = []
+    while state.deal.result is None:
+        seat = state.deal.turn
+        view = engine.seat_view(state, seat)
+        action: Play | Pass = (
+            Play(seat=seat, cards=view.hints[0]) if view.hints else Pass(seat=seat)
+        )
+        engine.apply(state, action)
+        actions.append(action)
+    return actions
+
+
+def test_rebuild_replays_the_log_to_the_same_state() -> None:
+    meta, _ = build_table(CreateTableRequest(seed=11, deals=5))
+    live = engine.new_match(meta.rules, meta.seed, meta.deals)
+    entries = play_out(live)
+    entries.append(NextDeal())
+    engine.apply(live, NextDeal())
+    rebuilt = rebuild(meta, entries)
+    assert rebuilt.version == len(entries)
+    assert rebuilt.match_no == 0
+    assert rebuilt.match == live
+
+
+def test_bot_speed_entries_change_speed_but_not_the_game() -> None:
+    meta, _ = build_table(CreateTableRequest(seed=3, bot_speed_ms=800))
+    first = engine.seat_view(engine.new_match(meta.rules, meta.seed), 0).turn
+    entries: list[LogEntry] = [BotSpeed(ms=0, seat=0), BotSpeed(ms=1500, seat=0)]
+    rebuilt = rebuild(meta, entries)
+    assert rebuilt.bot_speed_ms == 1500
+    assert rebuilt.version == 2
+    assert rebuilt.match.deal.turn == first
+    assert rebuild(meta, []).bot_speed_ms == 800
+
+
+def test_new_match_starts_from_a_derived_seed_and_counts_matches() -> None:
+    meta, _ = build_table(CreateTableRequest(seed=5))
+    first = engine.new_match(meta.rules, meta.seed)
+    entries = play_out(first)
+    second_seed = match_seed(meta.seed, 1)
+    second = engine.new_match(meta.rules, second_seed)
+    more = play_out(second)[:3]
+    rebuilt = rebuild(meta, [*entries, NewMatch(), *more])
+    assert rebuilt.match_no == 1
+    assert rebuilt.match.seed == second_seed != meta.seed
+    assert rebuilt.match.log == more
+
+
+def test_a_log_the_engine_refuses_does_not_rebuild() -> None:
+    meta, _ = build_table(CreateTableRequest(seed=5))
+    with pytest.raises(engine.EngineError):
+        rebuild(meta, [NextDeal()])
+
+
+def test_derived_seeds_are_stable_and_distinct() -> None:
+    assert match_seed(42, 0) == 42
+    assert match_seed(42, 1) == match_seed(42, 1)
+    assert len({match_seed(42, k) for k in range(50)}) == 50
+    assert bot_seed(42, 1, 10) == bot_seed(42, 1, 10)
+    assert bot_seed(42, 1, 10) not in {bot_seed(42, 2, 10), bot_seed(42, 1, 11)}
+    assert all(0 <= bot_seed(s, 1, 2) < 2**63 for s in range(20))

@@ -1,0 +1,302 @@
+"""The room actor against a real Redis, with in-memory socket ends."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import msgspec
+import pytest
+from room_helpers import GUARD_SECONDS, Socket, new_table, seed_where_leader_is
+
+from server.engine import Pass, Play
+from server.protocol import (
+    BotSpeedMsg,
+    CloseCode,
+    HintMsg,
+    NewMatchMsg,
+    NextDealMsg,
+    PassMsg,
+    PlayMsg,
+)
+from server.rooms.log import BotSpeed, NewMatch, rebuild
+from server.rooms.registry import Registry
+from server.rooms.room import Room
+from server.rooms.store import TableStore
+
+
+@pytest.fixture
+async def registry(store: TableStore) -> AsyncIterator[Registry]:
+    reg = Registry(store, idle_seconds=60)
+    yield reg
+    await reg.close()
+
+
+async def open_room(registry: Registry, table_id: str) -> Room:
+    room = await registry.room(table_id)
+    assert room is not None
+    return room
+
+
+async def seated(room: Room, seat: int) -> Socket:
+    sock = Socket(seat)
+    await room.attach(sock.conn)
+    return sock
+
+
+async def seat_all(room: Room, seats: list[int]) -> list[tuple[Socket, dict[str, Any]]]:
+    """Attach one socket per entry of ``seats``, each with the state that shows them all.
+
+    Every seat whose connection flag flips is announced to all sockets, so a
+    socket may see several states before the one listing everybody.
+    """
+    socks = [await seated(room, seat) for seat in seats]
+    expected = [seat in seats for seat in range(3)]
+
+    def everyone(frame: dict[str, Any]) -> bool:
+        flags = [s["connected"] or s["kind"] == "bot" for s in frame["table"]["seats"]]
+        humans = [s["kind"] == "human" for s in frame["table"]["seats"]]
+        return [f and h for f, h in zip(flags, humans, strict=True)] == [
+            e and h for e, h in zip(expected, humans, strict=True)
+        ]
+
+    return [(sock, await sock.state_where(everyone)) for sock in socks]
+
+
+def view(frame: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = frame["view"]
+    return result
+
+
+async def test_bots_play_until_a_human_turn_and_redis_has_each_move_before_the_seat_hears(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, _ = await new_table(store, seed=seed_where_leader_is(1), bot_speed_ms=0)
+    room = await open_room(registry, meta.id)
+    heard: list[tuple[int, int]] = []
+    sock = Socket(0)
+    send = sock.conn._send
+
+    async def checking_send(frame: str) -> None:
+        version = msgspec.json.decode(frame)["version"]
+        heard.append((version, await store.version(meta.id)))
+        await send(frame)
+
+    sock.conn._send = checking_send
+    await room.attach(sock.conn)
+    frame = await sock.state_where(lambda f: view(f)["turn"] == 0)
+    entries = await store.entries(meta.id)
+    assert frame["version"] == len(entries) >= 1
+    assert all(isinstance(e, Play | Pass) and e.seat in (1, 2) for e in entries)
+    assert entries[0].seat == 1  # type: ignore[union-attr]
+    assert all(stored >= version for version, stored in heard)
+
+
+async def test_a_room_loaded_from_redis_resumes_with_the_bot_whose_turn_it_is(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, _ = await new_table(store, seed=seed_where_leader_is(0), bot_speed_ms=0)
+    state = rebuild(meta, []).match
+    first = Play(seat=0, cards=["3S"])
+    await store.append(meta.id, 0, first)
+    assert rebuild(meta, [first]).match.deal.turn == 1 != state.deal.turn
+    # Loading the room is enough for the bot to move on; the socket only watches.
+    room = await open_room(registry, meta.id)
+    watcher = await seated(room, 0)
+    await watcher.state_where(lambda f: f["version"] >= 2)
+    entries = await store.entries(meta.id)
+    assert entries[0] == first
+    assert isinstance(entries[1], Play | Pass)
+    assert entries[1].seat == 1
+
+
+async def test_every_socket_of_a_seat_gets_every_state_and_they_share_one_hint_cycle(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, _ = await new_table(store, seed=seed_where_leader_is(0), humans=3, bots=[])
+    room = await open_room(registry, meta.id)
+    (tab_a, shown), (tab_b, _), (other, _) = await seat_all(room, [0, 0, 1])
+    hints = view(shown)["hints"]
+    assert len(hints) >= 2
+    answers = []
+    for i in range(len(hints) + 1):
+        tab = tab_a if i % 2 == 0 else tab_b
+        room.submit(tab.conn, HintMsg(version=0))
+        answers.append(await tab.next("hint"))
+    assert [a["index"] for a in answers] == [*range(len(hints)), 0]
+    assert [a["cards"] for a in answers] == [*hints, hints[0]]
+    assert {a["count"] for a in answers} == {len(hints)}
+
+    room.submit(tab_a.conn, PlayMsg(version=0, cards=hints[0]))
+    for sock in (tab_a, tab_b, other):
+        frame = await sock.next("state")
+        assert frame["version"] == 1
+        assert frame["events"][0] == {
+            "type": "played",
+            "seat": 0,
+            "cards": hints[0],
+            "kind": frame["events"][0]["kind"],
+            "top": frame["events"][0]["top"],
+        }
+    # A new version restarts the cycle.
+    room.submit(other.conn, HintMsg(version=1))
+    assert (await other.next("hint"))["index"] == 0
+
+
+async def test_stale_and_refused_actions_answer_only_the_sender_and_write_nothing(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, _ = await new_table(store, seed=seed_where_leader_is(0), humans=3, bots=[])
+    room = await open_room(registry, meta.id)
+    (leader, shown), (waiting, _) = await seat_all(room, [0, 1])
+    hand = view(shown)["hand"]
+    not_held = next(c for c in ("3H", "3D", "3C", "4S", "4H") if c not in hand)
+    cases = [
+        (waiting, PlayMsg(version=0, cards=["5S"]), "not_your_turn"),
+        (leader, PlayMsg(version=0, cards=[not_held]), "cards_not_in_hand"),
+        (leader, PlayMsg(version=0, cards=["ZZ"]), "invalid_card"),
+        (leader, PassMsg(version=0), "leader_may_not_pass"),
+        (leader, PlayMsg(version=3, cards=["3S"]), "stale_version"),
+        (leader, NextDealMsg(version=0), "deal_in_progress"),
+        (leader, NewMatchMsg(version=0), "match_not_over"),
+    ]
+    for sock, message, code in cases:
+        room.submit(sock.conn, message)
+        error = await sock.next()
+        assert (error["type"], error["code"], error["version"]) == ("error", code, 0)
+    assert await store.version(meta.id) == 0
+    assert room.version == 0
+    assert waiting.frames.empty()
+    assert leader.frames.empty()
+
+
+async def test_bot_speed_changed_mid_turn_by_any_human_is_stored_and_shown_to_all(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, _ = await new_table(
+        store, seed=seed_where_leader_is(2), humans=2, bots=["normal"], bot_speed_ms=5000
+    )
+    room = await open_room(registry, meta.id)
+    (first, shown_first), (second, shown_second) = await seat_all(room, [0, 1])
+    for frame in (shown_first, shown_second):
+        assert (view(frame)["turn"], frame["table"]["bot_speed_ms"]) == (2, 5000)
+    room.submit(second.conn, BotSpeedMsg(version=0, ms=0))
+    for sock in (first, second):
+        frame = await sock.next("state")
+        assert (frame["version"], frame["table"]["bot_speed_ms"]) == (1, 0)
+    # The waiting bot picks up the new speed and plays.
+    played = await first.state_where(lambda f: f["version"] == 2)
+    assert view(played)["moves"][0]["seat"] == 2
+    entries = await store.entries(meta.id)
+    assert entries[0] == BotSpeed(ms=0, seat=1)
+    assert rebuild(meta, entries).bot_speed_ms == 0
+
+
+async def play_to_result(room: Room, sock: Socket) -> dict[str, Any]:
+    """Play seat ``sock``'s turns with its first hint (or pass) until the deal ends."""
+    while True:
+        frame = await sock.next("state")
+        v = view(frame)
+        if v["result"] is not None:
+            return frame
+        if v["turn"] == sock.conn.seat:
+            version = frame["version"]
+            if v["hints"]:
+                room.submit(sock.conn, PlayMsg(version=version, cards=v["hints"][0]))
+            else:
+                room.submit(sock.conn, PassMsg(version=version))
+
+
+async def test_next_deal_then_new_match_once_the_match_is_over(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, _ = await new_table(store, seed=21, deals=5, bot_speed_ms=0)
+    room = await open_room(registry, meta.id)
+    sock = await seated(room, 0)
+    end = await play_to_result(room, sock)
+    assert view(end)["deal_no"] == 1
+    assert not view(end)["match_over"]
+    room.submit(sock.conn, NewMatchMsg(version=end["version"]))
+    assert (await sock.next("error"))["code"] == "match_not_over"
+    room.submit(sock.conn, NextDealMsg(version=end["version"]))
+    frame = await sock.next("state")
+    assert view(frame)["deal_no"] == 2
+    assert frame["events"][0]["type"] == "deal_started"
+    assert view(frame)["result"] is None
+
+
+async def test_new_match_after_a_one_deal_match_deals_fresh_cards(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, _ = await new_table(store, seed=8, deals=1, bot_speed_ms=0)
+    room = await open_room(registry, meta.id)
+    sock = await seated(room, 0)
+    end = await play_to_result(room, sock)
+    assert view(end)["match_over"]
+    room.submit(sock.conn, NextDealMsg(version=end["version"]))
+    assert (await sock.next("error"))["code"] == "match_over"
+    room.submit(sock.conn, NewMatchMsg(version=end["version"]))
+    frame = await sock.next("state")
+    assert frame["table"]["match_no"] == 1
+    assert view(frame)["deal_no"] == 1
+    assert view(frame)["totals"] == [0, 0, 0]
+    assert len(view(frame)["hand"]) == 16
+    entries = await store.entries(meta.id)
+    assert entries[end["version"]] == NewMatch()
+    assert rebuild(meta, entries[: frame["version"]]).match_no == 1
+
+
+async def test_two_processes_on_one_table_cannot_fork_it(store: TableStore) -> None:
+    meta, _ = await new_table(store, seed=seed_where_leader_is(0), humans=3, bots=[])
+    first, second = Registry(store), Registry(store)
+    try:
+        room_a, room_b = await open_room(first, meta.id), await open_room(second, meta.id)
+        sock_a, sock_b = await seated(room_a, 0), await seated(room_b, 0)
+        hints = view(await sock_a.next("state"))["hints"]
+        await sock_b.next("state")
+        room_a.submit(sock_a.conn, PlayMsg(version=0, cards=hints[0]))
+        assert (await sock_a.next("state"))["version"] == 1
+        # B still believes version 0: the engine accepts, Redis refuses, B's room closes.
+        room_b.submit(sock_b.conn, PlayMsg(version=0, cards=hints[-1]))
+        await asyncio.wait_for(room_b.wait_closed(), GUARD_SECONDS)
+        assert sock_b.conn.close_code == CloseCode.TABLE_UNAVAILABLE
+        assert sock_b.frames.empty()
+        assert await store.entries(meta.id) == [Play(seat=0, cards=hints[0])]
+        reloaded = await open_room(second, meta.id)
+        assert reloaded is not room_b
+        assert reloaded.version == 1
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_an_idle_room_is_dropped_and_the_next_socket_reloads_it(store: TableStore) -> None:
+    meta, _ = await new_table(store, seed=seed_where_leader_is(0), humans=3, bots=[])
+    registry = Registry(store, idle_seconds=0)
+    try:
+        room = await open_room(registry, meta.id)
+        sock = await seated(room, 0)
+        hints = view(await sock.next("state"))["hints"]
+        room.submit(sock.conn, PlayMsg(version=0, cards=hints[0]))
+        await sock.next("state")
+        room.detach(sock.conn)
+        await asyncio.wait_for(room.wait_closed(), GUARD_SECONDS)
+        assert registry.live(meta.id) is None
+        again = await open_room(registry, meta.id)
+        assert again is not room
+        assert again.version == 1
+        assert again.state.deal.hands == room.state.deal.hands
+    finally:
+        await registry.close()
+
+
+async def test_shutdown_closes_every_socket_with_going_away(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, _ = await new_table(store, humans=2, bots=["easy"], bot_speed_ms=5000)
+    room = await open_room(registry, meta.id)
+    socks = [await seated(room, 0), await seated(room, 1)]
+    await registry.close()
+    assert room.closed
+    assert [s.conn.close_code for s in socks] == [1001, 1001]

@@ -1,0 +1,74 @@
+"""The Redis table store: versioned appends that can never fork a table."""
+
+from __future__ import annotations
+
+import pytest
+import redis.asyncio as aioredis
+from room_helpers import new_table
+
+from server.engine import NextDeal, Pass, Play
+from server.rooms.log import BotSpeed
+from server.rooms.store import TableGone, TableStore, VersionConflict
+
+
+async def test_append_bumps_the_version_and_keeps_order(store: TableStore) -> None:
+    meta, _ = await new_table(store, seed=1)
+    assert await store.append(meta.id, 0, Play(seat=0, cards=["3S"])) == 1
+    assert await store.append(meta.id, 1, Pass(seat=1)) == 2
+    assert await store.append(meta.id, 2, BotSpeed(ms=0, seat=0)) == 3
+    assert await store.entries(meta.id) == [
+        Play(seat=0, cards=["3S"]),
+        Pass(seat=1),
+        BotSpeed(ms=0, seat=0),
+    ]
+
+
+async def test_append_against_another_version_writes_nothing(store: TableStore) -> None:
+    meta, _ = await new_table(store, seed=1)
+    await store.append(meta.id, 0, Play(seat=0, cards=["3S"]))
+    with pytest.raises(VersionConflict) as conflict:
+        await store.append(meta.id, 0, Play(seat=0, cards=["4S"]))
+    assert (conflict.value.expected, conflict.value.stored) == (0, 1)
+    with pytest.raises(VersionConflict):
+        await store.append(meta.id, 5, Pass(seat=1))
+    assert await store.entries(meta.id) == [Play(seat=0, cards=["3S"])]
+
+
+async def test_append_to_an_expired_table_is_refused(
+    store: TableStore, redis_client: aioredis.Redis
+) -> None:
+    meta, _ = await new_table(store, seed=1)
+    await redis_client.delete(f"pdk:{{{meta.id}}}:meta")
+    with pytest.raises(TableGone):
+        await store.append(meta.id, 0, NextDeal())
+    assert await store.version(meta.id) == 0
+
+
+async def test_each_append_refreshes_the_expiry_of_both_keys(
+    store: TableStore, redis_client: aioredis.Redis
+) -> None:
+    meta, _ = await new_table(store, seed=1)
+    await redis_client.expire(f"pdk:{{{meta.id}}}:meta", 100)
+    await store.append(meta.id, 0, Play(seat=0, cards=["3S"]))
+    assert await redis_client.ttl(f"pdk:{{{meta.id}}}:meta") > 100
+    assert 100 < await redis_client.ttl(f"pdk:{{{meta.id}}}:log") <= store.ttl_seconds
+
+
+async def test_load_returns_meta_and_log_and_none_for_unknown_tables(store: TableStore) -> None:
+    meta, _ = await new_table(store, seed=9, deals=5, humans=2, bots=["easy"])
+    await store.append(meta.id, 0, Play(seat=0, cards=["3S"]))
+    loaded = await store.load(meta.id)
+    assert loaded == (meta, [Play(seat=0, cards=["3S"])])
+    assert await store.load("NoSuchTable0000") is None
+    assert await store.load_meta("NoSuchTable0000") is None
+
+
+async def test_redis_holds_token_hashes_never_the_tokens(
+    store: TableStore, redis_client: aioredis.Redis
+) -> None:
+    meta, seats = await new_table(store, humans=3, bots=[])
+    raw = await redis_client.get(f"pdk:{{{meta.id}}}:meta")
+    assert raw is not None
+    for seat in seats:
+        assert seat.token.encode() not in raw
+    assert all(s.token_hash is not None for s in meta.seats)
