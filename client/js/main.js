@@ -1,0 +1,570 @@
+// The app: opens (or rejoins) a table, keeps the seat's WebSocket, and redraws the table
+// from each `state` message.  The server decides every rule; this file only wires input to
+// protocol messages and shows what comes back.
+
+import { rankString } from "./cards.js";
+import { Hand } from "./hand.js";
+import { cardName, detectLanguage, language, setLanguage, t } from "./i18n.js";
+import { ApiError, Connection, createTable } from "./net.js";
+import {
+  $,
+  describeMove,
+  h,
+  placement,
+  renderCounter,
+  renderMe,
+  renderPiles,
+  renderResult,
+  renderSeat,
+  seatName,
+  statusText,
+} from "./render.js";
+import { showRules } from "./rules.js";
+import { SettingsSheet } from "./settings.js";
+import { cue, setSound } from "./sound.js";
+import { clearSession, loadSession, loadSettings, saveSession, saveSettings, sessionFromHash } from "./store.js";
+
+const els = {
+  app: $("#app"),
+  dealInfo: $("#deal-info"),
+  net: $("#net"),
+  netText: $("#net-text"),
+  seatLeft: $("#seat-left"),
+  seatRight: $("#seat-right"),
+  piles: { left: $("#pile-left"), right: $("#pile-right"), me: $("#pile-me") },
+  counter: $("#counter"),
+  meInfo: $("#me-info"),
+  status: $("#status"),
+  controls: $("#controls"),
+  afterDeal: $("#after-deal"),
+  play: $("#btn-play"),
+  pass: $("#btn-pass"),
+  passWhy: $("#pass-why"),
+  hint: $("#btn-hint"),
+  clear: $("#btn-clear"),
+  showResult: $("#btn-show-result"),
+  continue: $("#btn-continue"),
+  hand: $("#hand"),
+  toast: $("#toast"),
+  announcer: $("#announcer"),
+  resultSheet: $("#result-sheet"),
+  resultBody: $("#result-body"),
+  settingsSheet: $("#settings-sheet"),
+  confirmSheet: $("#confirm-sheet"),
+  inviteSheet: $("#invite-sheet"),
+  rulesSheet: $("#rules-sheet"),
+};
+
+const app = {
+  settings: loadSettings(),
+  session: null,
+  conn: null,
+  version: null,
+  view: null,
+  table: null,
+  dealKey: null,
+  resultShownFor: null,
+  hintLabel: "",
+  net: { state: "connecting" },
+};
+
+const hand = new Hand(els.hand, { nameOf: cardName, onChange: () => updateControls() });
+
+// ---------------------------------------------------------------- connection
+
+async function openNewTable(notice) {
+  if (app.conn) app.conn.close();
+  app.conn = null;
+  app.view = null;
+  setNet({ state: "connecting" });
+  els.status.textContent = t("status.opening");
+  try {
+    const res = await createTable(app.settings);
+    const [mine, ...others] = res.seats;
+    app.session = { table: res.table, token: mine.token, seat: mine.seat, invites: others };
+    saveSession(app.session);
+    connect();
+    if (notice) toast(notice);
+  } catch (err) {
+    const code = err instanceof ApiError ? err.code : "network";
+    setNet({ state: "offline", retryAt: Date.now() + 3000 });
+    els.status.textContent = t("status.cannotOpen", { reason: reasonText(code, err.message) });
+    setTimeout(() => openNewTable(notice), 3000);
+  }
+}
+
+function connect() {
+  const { table, token } = app.session;
+  app.conn = new Connection({
+    table,
+    token,
+    onMessage,
+    onStatus: setNet,
+    onFatal: (code) => {
+      // The table or seat is gone (server data reset, or an invite for a finished table).
+      clearSession();
+      openNewTable(t(code === 4401 ? "notice.badSeat" : "notice.tableGone"));
+    },
+  });
+  app.conn.open();
+}
+
+let netTimer = null;
+function setNet(status) {
+  app.net = status;
+  clearInterval(netTimer);
+  const draw = () => {
+    const { state, retryAt } = app.net;
+    els.net.hidden = state === "online";
+    els.net.dataset.state = state;
+    if (state === "connecting") els.netText.textContent = t("net.connecting");
+    else if (state === "offline") {
+      const s = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
+      els.netText.textContent = s > 0 ? t("net.offlineRetry", { s }) : t("net.connecting");
+    }
+  };
+  draw();
+  if (status.state === "offline") netTimer = setInterval(draw, 500);
+  els.app.classList.toggle("offline", status.state !== "online");
+  updateControls();
+}
+
+function send(msg) {
+  if (!app.conn || !app.conn.send(msg)) {
+    toast(t("net.notSent"));
+    return false;
+  }
+  return true;
+}
+
+function onMessage(msg) {
+  if (msg.type === "state") onState(msg);
+  else if (msg.type === "hint") onHint(msg);
+  else if (msg.type === "error") onError(msg);
+}
+
+// ---------------------------------------------------------------- state
+
+function onState(msg) {
+  const prev = app.view;
+  const view = msg.view;
+  app.version = msg.version;
+  app.table = msg.table;
+  app.view = view;
+  app.session.seat = view.seat;
+  const key = `${msg.table.match_no ?? 0}:${view.deal_no}`;
+  const newDeal = key !== app.dealKey;
+  app.dealKey = key;
+  app.hintLabel = "";
+  if (msg.table.bot_speed_ms !== undefined && msg.table.bot_speed_ms !== app.settings.botSpeed) {
+    app.settings.botSpeed = msg.table.bot_speed_ms;
+    saveSettings(app.settings);
+  }
+  settings.sync(app.settings, msg.table.bot_speed_ms);
+
+  const fresh = new Set();
+  for (const ev of msg.events || []) {
+    if (ev.type !== "played" && ev.type !== "passed") continue;
+    const mine = [...view.trick].reverse().find((m) => m.seat === ev.seat);
+    if (mine) fresh.add(mine);
+  }
+  if (prev) narrate(msg.events || [], view, msg.table);
+  if (newDeal) hand.clear();
+  hand.setCards(view.hand, app.settings.sort, { enter: newDeal ? view.hand : [] });
+  render(fresh);
+
+  const myTurn = view.turn === view.seat;
+  if (myTurn && (!prev || prev.turn !== view.seat)) cue("turn");
+  document.title = `${myTurn ? `${t("title.yourTurn")} · ` : ""}${t("app.title")} · 跑得快`;
+
+  if (view.result) {
+    if (app.resultShownFor !== key) {
+      app.resultShownFor = key;
+      // Let the final play land on the table before the panel covers it.
+      setTimeout(() => openResult(), prev && !prev.result ? 900 : 0);
+    } else if (els.resultSheet.open) {
+      drawResult();
+    }
+  } else if (els.resultSheet.open) {
+    els.resultSheet.close();
+  }
+}
+
+function render(fresh = new Set()) {
+  const { view, table } = app;
+  if (!view) return;
+  const seats = placement(view.seat);
+  renderSeat(els.seatLeft, { view, table, seat: seats.left, side: "left" });
+  renderSeat(els.seatRight, { view, table, seat: seats.right, side: "right" });
+  renderPiles(els.piles, { view, table, fresh });
+  renderCounter(els.counter, view, app.settings.counter);
+  renderMe(els.meInfo, { view, table });
+  const rules = t(`preset.${view.rules.preset}.name`);
+  els.dealInfo.textContent = view.deals > 1 ? `${t("deal.of", { n: view.deal_no, of: view.deals })} · ${rules}` : rules;
+  els.dealInfo.title = t(`preset.${view.rules.preset}.summary`);
+  const invites = app.session?.invites || [];
+  $("#btn-invite").hidden = !(table.humans > 1 && invites.length);
+  updateControls();
+}
+
+/** Enable Play only for a selection the server lists as legal; show why Pass is locked. */
+function updateControls() {
+  const view = app.view;
+  const online = app.net.state === "online";
+  if (!view) {
+    for (const b of [els.play, els.pass, els.hint, els.clear]) b.setAttribute("aria-disabled", "true");
+    return;
+  }
+  const over = Boolean(view.result);
+  els.controls.hidden = over;
+  els.afterDeal.hidden = !over;
+  els.continue.textContent = view.match_over ? t("result.newMatch") : t("result.nextDeal");
+  const myTurn = view.turn === view.seat;
+  const sel = hand.selected();
+  const legal = myTurn && sel.length > 0 && isLegal(view, sel);
+  setEnabled(els.play, legal && online);
+  els.play.classList.toggle("ready", legal);
+  setEnabled(els.pass, myTurn && view.can_pass && online);
+  els.pass.classList.toggle("locked", myTurn && !view.can_pass);
+  els.pass.classList.toggle("suggested", myTurn && view.can_pass);
+  els.passWhy.textContent = myTurn && !view.can_pass && view.pass_reason ? t(`passWhy.${view.pass_reason}`) : "";
+  setEnabled(els.hint, myTurn && online && view.legal.length > 0);
+  setEnabled(els.clear, sel.length > 0);
+  let status = statusText({ view, table: app.table });
+  if (app.hintLabel && myTurn) status = `${status} · ${app.hintLabel}`;
+  els.status.textContent = status;
+}
+
+function isLegal(view, sel) {
+  if (!view.legal.includes(rankString(sel))) return false;
+  return !view.must_include || sel.includes(view.must_include);
+}
+
+function setEnabled(button, on) {
+  // aria-disabled rather than `disabled`: the button stays focusable and clickable, so
+  // pressing it can still explain why nothing happens.
+  button.setAttribute("aria-disabled", String(!on));
+}
+
+// ---------------------------------------------------------------- actions
+
+function play() {
+  const view = app.view;
+  if (!view || view.result) return;
+  const sel = hand.selected();
+  if (!sel.length) {
+    toast(view.turn === view.seat ? t("toast.selectFirst") : reasonText("not_your_turn"));
+    return;
+  }
+  // Even an unlisted selection goes to the server: its refusal names the exact rule broken.
+  send({ type: "play", version: app.version, cards: sel });
+}
+
+function pass() {
+  const view = app.view;
+  if (!view || view.result) return;
+  if (!view.can_pass) {
+    toast(reasonText(view.pass_reason || "must_beat"));
+    cue("error");
+    return;
+  }
+  send({ type: "pass", version: app.version });
+}
+
+function hint() {
+  const view = app.view;
+  if (!view || view.result) return;
+  if (view.turn !== view.seat) {
+    toast(reasonText("not_your_turn"));
+    return;
+  }
+  send({ type: "hint", version: app.version });
+}
+
+function onHint(msg) {
+  if (msg.version !== app.version) return;
+  if (!msg.cards || !msg.cards.length) {
+    app.hintLabel = "";
+    toast(t("hint.none"));
+    updateControls();
+    return;
+  }
+  app.hintLabel = msg.count > 1 ? t("hint.nOfM", { n: msg.index + 1, m: msg.count }) : "";
+  hand.select(msg.cards);
+}
+
+function onError(msg) {
+  if (msg.version !== undefined && msg.version !== null && app.version !== null && msg.version > app.version) {
+    app.version = msg.version;
+  }
+  cue("error");
+  toast(reasonText(msg.code, msg.message));
+  announce(reasonText(msg.code, msg.message));
+}
+
+function reasonText(code, fallback) {
+  const key = `reason.${code}`;
+  const text = t(key);
+  if (text !== key) return text;
+  return fallback ? t("reason.other", { message: fallback }) : t("reason.unknown");
+}
+
+function nextDeal() {
+  const view = app.view;
+  if (!view?.result) return;
+  send({ type: view.match_over ? "new_match" : "next_deal", version: app.version });
+}
+
+// ---------------------------------------------------------------- result
+
+function drawResult() {
+  renderResult(els.resultBody, {
+    view: app.view,
+    table: app.table,
+    onNext: nextDeal,
+    onNewMatch: nextDeal,
+    onClose: () => els.resultSheet.close(),
+  });
+}
+
+function openResult() {
+  if (!app.view?.result) return;
+  drawResult();
+  for (const d of document.querySelectorAll("dialog[open]")) if (d !== els.resultSheet) d.close();
+  if (!els.resultSheet.open) els.resultSheet.showModal();
+  const won = app.view.match_over ? app.view.winners.includes(app.view.seat) : app.view.result.winner === app.view.seat;
+  cue(won ? "win" : "lose");
+  els.resultSheet.querySelector(".btn-play")?.focus();
+}
+
+// ---------------------------------------------------------------- narration
+
+function narrate(events, view, table) {
+  const lines = [];
+  const name = (s) => seatName(table, view, s);
+  for (const ev of events) {
+    switch (ev.type) {
+      case "played":
+        lines.push(t(ev.seat === view.seat ? "say.youPlay" : "say.plays", { name: name(ev.seat), move: describeMove(ev) }));
+        cue(ev.kind === "bomb" ? "bomb" : "play");
+        break;
+      case "passed":
+        lines.push(t(ev.seat === view.seat ? "say.youPass" : "say.passes", { name: name(ev.seat) }));
+        cue("pass");
+        break;
+      case "trick_cleared":
+        lines.push(t(ev.leader === view.seat ? "say.youLead" : "say.leads", { name: name(ev.leader) }));
+        break;
+      case "last_card":
+        lines.push(t(ev.seat === view.seat ? "say.youLastCard" : "say.lastCard", { name: name(ev.seat) }));
+        if (ev.seat !== view.seat) cue("lastCard");
+        break;
+      case "bomb_paid":
+        lines.push(t("say.bombPaid", { name: name(ev.seat), n: ev.points[ev.seat] }));
+        break;
+      case "deal_started":
+        lines.push(t("say.dealStarted", { n: ev.deal_no, name: name(ev.leader) }));
+        break;
+      case "deal_ended":
+        lines.push(t(ev.winner === view.seat ? "say.youWinDeal" : "say.winsDeal", { name: name(ev.winner) }));
+        break;
+      case "match_ended":
+        lines.push(t("say.matchOver", { names: ev.winners.map(name).join(t("match.and")) }));
+        break;
+      default:
+        break;
+    }
+  }
+  if (view.turn === view.seat && events.length) lines.push(t("say.yourTurn"));
+  if (lines.length) announce(lines.join(" "));
+}
+
+function announce(text) {
+  const line = h("span", { text: `${text} ` });
+  els.announcer.append(line);
+  while (els.announcer.childElementCount > 4) els.announcer.firstElementChild.remove();
+}
+
+let toastTimer = null;
+function toast(text) {
+  els.toast.textContent = text;
+  els.toast.hidden = false;
+  els.toast.classList.remove("show");
+  void els.toast.offsetWidth; // restart the entrance animation
+  els.toast.classList.add("show");
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => {
+    els.toast.hidden = true;
+  }, 3800);
+}
+
+// ---------------------------------------------------------------- sheets
+
+function confirmDialog(text) {
+  return new Promise((resolve) => {
+    const d = els.confirmSheet;
+    $("#confirm-text", d).textContent = text;
+    d.returnValue = "";
+    d.addEventListener("close", () => resolve(d.returnValue === "ok"), { once: true });
+    d.showModal();
+  });
+}
+
+const settings = new SettingsSheet({
+  dialog: els.settingsSheet,
+  settings: app.settings,
+  confirm: confirmDialog,
+  onDisplay: async (patch) => {
+    Object.assign(app.settings, patch);
+    saveSettings(app.settings);
+    if (patch.lang) {
+      await setLanguage(patch.lang);
+      hand.relabel();
+    }
+    applyDisplay();
+    settings.sync(app.settings);
+  },
+  onSpeed: (ms) => {
+    app.settings.botSpeed = ms;
+    saveSettings(app.settings);
+    settings.sync(app.settings, ms);
+    if (app.view) send({ type: "bot_speed", version: app.version, ms });
+  },
+  onNewTable: (table) => {
+    Object.assign(app.settings, table);
+    saveSettings(app.settings);
+    clearSession();
+    app.resultShownFor = null;
+    openNewTable();
+  },
+});
+
+function applyDisplay() {
+  const s = app.settings;
+  document.body.classList.toggle("four-colour", s.fourColour);
+  setSound(s.sound);
+  if (app.view) {
+    hand.setCards(app.view.hand, s.sort);
+    render();
+    if (els.resultSheet.open) drawResult();
+  }
+}
+
+function openInvites() {
+  const list = $("#invite-list");
+  const { invites = [] } = app.session || {};
+  list.replaceChildren(
+    ...invites.map((inv) => {
+      const url = new URL(inv.invite, location.href).href;
+      const input = h("input", { type: "text", readonly: true, value: url, "aria-label": t("invite.link", { n: inv.seat + 1 }) });
+      const copy = h("button", {
+        type: "button",
+        class: "btn",
+        text: t("invite.copy"),
+        onclick: async () => {
+          input.select();
+          try {
+            await navigator.clipboard.writeText(url);
+          } catch {
+            document.execCommand?.("copy");
+          }
+          toast(t("invite.copied"));
+        },
+      });
+      return h("li", {}, h("span", { class: "invite-seat", text: seatName(app.table, app.view, inv.seat) }), input, copy);
+    }),
+  );
+  els.inviteSheet.showModal();
+}
+
+// ---------------------------------------------------------------- input
+
+function bindInput() {
+  els.play.addEventListener("click", play);
+  els.pass.addEventListener("click", pass);
+  els.hint.addEventListener("click", hint);
+  els.clear.addEventListener("click", () => hand.clear());
+  els.continue.addEventListener("click", nextDeal);
+  els.showResult.addEventListener("click", openResult);
+  $("#btn-settings").addEventListener("click", () => settings.open());
+  $("#btn-rules").addEventListener("click", () => showRules(els.rulesSheet, $("#rules-page")).catch((e) => toast(String(e))));
+  $("#btn-invite").addEventListener("click", openInvites);
+  // A click on the dimmed backdrop closes a sheet, as on phones.
+  for (const d of document.querySelectorAll("dialog")) {
+    d.addEventListener("click", (e) => {
+      if (e.target === d && d !== els.confirmSheet) d.close();
+    });
+  }
+  document.addEventListener("keydown", (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey || document.querySelector("dialog[open]")) return;
+    const target = e.target;
+    if (["INPUT", "SELECT", "TEXTAREA"].includes(target.tagName)) return;
+    const inHand = els.hand.contains(target);
+    const onButton = target.tagName === "BUTTON";
+    switch (e.key) {
+      case "Enter":
+        if (onButton && !inHand) return;
+        e.preventDefault();
+        play();
+        break;
+      case "p":
+      case "P":
+        pass();
+        break;
+      case "h":
+      case "H":
+        hint();
+        break;
+      case "Escape":
+        hand.clear();
+        break;
+      case "ArrowLeft":
+      case "ArrowRight":
+      case " ":
+        if (!inHand && !onButton) {
+          e.preventDefault();
+          (els.hand.querySelector('.card[tabindex="0"]') || els.hand.querySelector(".card"))?.focus();
+        }
+        break;
+      default:
+        break;
+    }
+  });
+}
+
+// ---------------------------------------------------------------- start
+
+async function start() {
+  await setLanguage(app.settings.lang || detectLanguage());
+  applyDisplay();
+  bindInput();
+  const invited = sessionFromHash();
+  if (invited) {
+    // Keep the seat, then drop the secret token from the address bar.
+    app.session = invited;
+    saveSession(invited);
+    history.replaceState(null, "", location.pathname + location.search);
+  } else {
+    app.session = loadSession();
+  }
+  if (app.session?.table && app.session?.token) connect();
+  else await openNewTable();
+  window.addEventListener("hashchange", () => {
+    const next = sessionFromHash();
+    if (!next) return;
+    if (app.conn) app.conn.close();
+    app.session = next;
+    saveSession(next);
+    history.replaceState(null, "", location.pathname + location.search);
+    connect();
+  });
+}
+
+// For tests and curious players: the current state, read-only.
+Object.defineProperty(window, "pdk", {
+  value: Object.freeze({
+    state: () => ({ version: app.version, view: app.view, table: app.table, net: app.net.state, lang: language() }),
+  }),
+});
+
+start();

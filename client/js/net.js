@@ -1,0 +1,131 @@
+// Talking to the server: POST /api/tables to open a table, then one WebSocket per seat
+// that rejoins by itself (exponential backoff with jitter) whenever the network drops.
+
+export class ApiError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** Open a table with these settings; answers {table, seats: [{seat, token, invite}]}. */
+export async function createTable(settings, playerName) {
+  const body = {
+    rules: settings.rules,
+    deals: settings.deals,
+    humans: settings.humans,
+    bots: settings.bots.slice(0, 3 - settings.humans),
+    bot_speed_ms: settings.botSpeed,
+  };
+  if (playerName) body.name = playerName;
+  let res;
+  try {
+    res = await fetch("/api/tables", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  } catch (err) {
+    throw new ApiError("network", String(err));
+  }
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) {
+    const e = data.error || {};
+    throw new ApiError(e.code || `http_${res.status}`, e.message || res.statusText);
+  }
+  return data;
+}
+
+// Close codes after which retrying the same seat is pointless.
+export const FATAL_CLOSE = new Set([4400, 4401, 4404]);
+
+const PING_MS = 20000;
+const BACKOFF_MIN_MS = 500;
+const BACKOFF_MAX_MS = 15000;
+
+export class Connection {
+  /**
+   * onMessage(msg); onStatus({state: "connecting"|"online"|"offline", retryAt}); onFatal(code).
+   */
+  constructor({ table, token, onMessage, onStatus, onFatal }) {
+    Object.assign(this, { table, token, onMessage, onStatus, onFatal });
+    this.ws = null;
+    this.attempt = 0;
+    this.retryTimer = null;
+    this.pingTimer = null;
+    this.closed = false;
+    this.joined = false;
+    this.retryNow = () => {
+      if (!this.closed && (!this.ws || this.ws.readyState > 1)) this.open();
+    };
+    this.onVisible = () => {
+      if (document.visibilityState === "visible") this.retryNow();
+    };
+    window.addEventListener("online", this.retryNow);
+    document.addEventListener("visibilitychange", this.onVisible);
+  }
+
+  open() {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    const ws = new WebSocket(`${proto}//${location.host}/ws`);
+    this.ws = ws;
+    this.joined = false;
+    this.onStatus({ state: "connecting" });
+    ws.addEventListener("open", () => {
+      ws.send(JSON.stringify({ type: "join", table: this.table, token: this.token }));
+      this.pingTimer = setInterval(() => this.send({ type: "ping" }), PING_MS);
+    });
+    ws.addEventListener("message", (ev) => {
+      let msg;
+      try {
+        msg = JSON.parse(ev.data);
+      } catch {
+        return;
+      }
+      if (msg.type === "state" && !this.joined) {
+        this.joined = true;
+        this.attempt = 0;
+        this.onStatus({ state: "online" });
+      }
+      this.onMessage(msg);
+    });
+    ws.addEventListener("close", (ev) => {
+      clearInterval(this.pingTimer);
+      if (this.ws !== ws || this.closed) return;
+      if (FATAL_CLOSE.has(ev.code)) {
+        this.closed = true;
+        this.onFatal(ev.code);
+        return;
+      }
+      this.scheduleRetry();
+    });
+  }
+
+  scheduleRetry() {
+    const base = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** this.attempt);
+    const delay = Math.round(base * (0.75 + Math.random() * 0.5));
+    this.attempt += 1;
+    this.onStatus({ state: "offline", retryAt: Date.now() + delay });
+    this.retryTimer = setTimeout(() => this.open(), delay);
+  }
+
+  /** Send if the seat is joined; false means the message was not sent. */
+  send(msg) {
+    if (!this.ws || this.ws.readyState !== WebSocket.OPEN || (!this.joined && msg.type !== "join")) {
+      return false;
+    }
+    this.ws.send(JSON.stringify(msg));
+    return true;
+  }
+
+  close() {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    clearInterval(this.pingTimer);
+    window.removeEventListener("online", this.retryNow);
+    document.removeEventListener("visibilitychange", this.onVisible);
+    if (this.ws && this.ws.readyState <= 1) this.ws.close(1000);
+  }
+}

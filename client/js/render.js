@@ -1,0 +1,229 @@
+// Drawing the table from the server's state message.  Everything shown here is read from
+// `view` (the engine's SeatView for our seat) and `table` (seat names, kinds, levels).
+
+import { RANKS, cardBack, cardElement, rankLabel, sortCodes } from "./cards.js";
+import { cardName, t } from "./i18n.js";
+
+export const $ = (sel, root = document) => root.querySelector(sel);
+
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") el.className = v;
+    else if (k === "text") el.textContent = v;
+    else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? "" : v);
+  }
+  el.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  return el;
+}
+
+/** Where each seat sits on screen: you at the bottom, next in turn on the right. */
+export function placement(me) {
+  return { me, right: (me + 1) % 3, left: (me + 2) % 3 };
+}
+
+export function seatName(table, view, seat) {
+  if (seat === view.seat) return t("seat.you");
+  const info = table?.seats?.find((s) => s.seat === seat);
+  return info?.name || t("seat.player", { n: seat + 1 });
+}
+
+export function seatInfo(table, seat) {
+  return table?.seats?.find((s) => s.seat === seat) || { seat, kind: "human", name: "", level: null, connected: true };
+}
+
+const signed = (n) => (n > 0 ? `+${n}` : String(n));
+
+/** A play's cards with the biggest groups first: "9 9 9 3 7" reads as a trio plus two. */
+export function groupOrder(codes) {
+  const count = {};
+  for (const c of codes) count[c[0]] = (count[c[0]] || 0) + 1;
+  const sorted = sortCodes(codes);
+  return sorted.sort((a, b) => count[b[0]] - count[a[0]] || sorted.indexOf(a) - sorted.indexOf(b));
+}
+
+/** "Pair 7 7": a move in words, for the status line and announcements. */
+export function describeMove(move) {
+  if (move.kind === "pass") return t("move.pass");
+  const ranks = groupOrder(move.cards).map((c) => rankLabel(c[0])).join(" ");
+  return t("move.play", { kind: t(`kind.${move.kind}`), ranks });
+}
+
+function lastMoves(view) {
+  const last = [null, null, null];
+  for (const m of view.trick || []) last[m.seat] = m;
+  return last;
+}
+
+function avatar(name, seat, kind) {
+  const letter = (name || "?").trim().charAt(0).toUpperCase();
+  return h("span", { class: `avatar av-${seat} ${kind}`, "aria-hidden": "true", text: letter });
+}
+
+function badges(view, seat) {
+  const out = [];
+  if (view.last_card?.[seat]) out.push(h("span", { class: "badge alarm", text: t("badge.lastCard") }));
+  if (view.turn === seat) out.push(h("span", { class: "badge turn", text: t(seat === view.seat ? "badge.yourTurn" : "badge.turn") }));
+  else if (view.turn !== null && view.leader === seat && view.table) {
+    out.push(h("span", { class: "badge lead", text: t("badge.onTop") }));
+  }
+  return out;
+}
+
+/** One opponent's panel: who, what level, how many cards, warnings, whose turn. */
+export function renderSeat(el, { view, table, seat, side }) {
+  const info = seatInfo(table, seat);
+  const name = seatName(table, view, seat);
+  const count = view.counts[seat];
+  const classes = ["seat-card"];
+  if (view.turn === seat) classes.push("is-turn");
+  if (view.last_card?.[seat]) classes.push("is-last");
+  if (info.kind === "human" && !info.connected) classes.push("is-away");
+  const level = info.kind === "bot" ? t("seat.bot", { level: t(`level.${info.level || "normal"}`) }) : t("seat.human");
+  const fan = h("span", { class: "fan", "aria-hidden": "true" }, ...Array.from({ length: Math.min(count, 8) }, () => cardBack("tiny")));
+  el.replaceChildren(
+    h(
+      "div",
+      { class: classes.join(" ") },
+      avatar(name, seat, info.kind),
+      h(
+        "div",
+        { class: "who" },
+        h("span", { class: "name", id: `seat-${side}-name`, text: name }),
+        h("span", { class: "level", text: info.kind === "human" && !info.connected ? t("seat.away") : level }),
+      ),
+      h(
+        "div",
+        { class: "count", title: t("seat.cardsLeft", { n: count }) },
+        fan,
+        h("b", { class: "count-n", "aria-label": t("seat.cardsLeft", { n: count }), text: String(count) }),
+      ),
+      h("div", { class: "score", "aria-label": t("seat.score", { n: view.totals[seat] }), text: signed(view.totals[seat]) }),
+      h("div", { class: "badges" }, badges(view, seat)),
+    ),
+  );
+}
+
+/** The player's own strip above the hand: name, score and turn badges. */
+export function renderMe(el, { view, table }) {
+  const me = view.seat;
+  el.replaceChildren(
+    avatar(seatName(table, view, me), me, "human"),
+    h("span", { class: "name", id: "me-label", text: seatName(table, view, me) }),
+    h("span", { class: "score", "aria-label": t("seat.score", { n: view.totals[me] }), text: signed(view.totals[me]) }),
+    ...badges(view, me),
+  );
+  el.parentElement.parentElement.classList.toggle("is-turn", view.turn === me);
+}
+
+/** What each seat has put down in the current trick (or "pass"), with the play to beat marked. */
+export function renderPiles(piles, { view, table, fresh }) {
+  const last = lastMoves(view);
+  for (const [side, seat] of Object.entries(placement(view.seat))) {
+    const el = piles[side];
+    const move = last[seat];
+    el.classList.toggle("is-turn", view.turn === seat);
+    if (!move) {
+      const waiting = view.turn === seat && seat !== view.seat;
+      el.replaceChildren(waiting ? h("div", { class: "thinking", "aria-hidden": "true" }, h("i"), h("i"), h("i")) : "");
+      continue;
+    }
+    const isNew = fresh.has(move);
+    if (move.kind === "pass") {
+      el.replaceChildren(h("div", { class: `pass-bubble${isNew ? " enter" : ""}`, text: t("move.pass") }));
+      continue;
+    }
+    const onTop = view.table && view.table.seat === seat && view.table.cards.join() === move.cards.join();
+    const cards = groupOrder(move.cards).map((c) => cardElement(c, { name: cardName(c), size: "pile" }));
+    el.replaceChildren(
+      h(
+        "figure",
+        { class: `play${isNew ? " enter" : ""}${onTop ? " on-top" : ""}${move.kind === "bomb" ? " bomb" : ""}`, style: `--n:${cards.length}` },
+        h("div", { class: "play-cards" }, cards),
+        h("figcaption", { text: `${seatName(table, view, seat)} · ${t(`kind.${move.kind}`)}` }),
+      ),
+    );
+  }
+}
+
+/** Per rank, how many cards the two opponents still hold together. */
+export function renderCounter(el, view, show) {
+  el.hidden = !show;
+  if (!show) return;
+  const cells = [...RANKS].map((r) => {
+    const n = view.counter?.[r] ?? 0;
+    return h(
+      "li",
+      { class: `cnt${n === 0 ? " gone" : ""}${n === 4 ? " bomb-risk" : ""}`, "aria-label": t("counter.cell", { rank: t(`rank.${r}`), n }) },
+      h("span", { class: "cnt-r", "aria-hidden": "true", text: rankLabel(r) }),
+      h("span", { class: "cnt-n", "aria-hidden": "true", text: String(n) }),
+    );
+  });
+  el.replaceChildren(h("h2", { class: "sr-only", text: t("counter.title") }), h("ul", { title: t("counter.title") }, cells));
+}
+
+/** The line under the table that says what is going on for us right now. */
+export function statusText({ view, table }) {
+  if (view.result) return t("status.dealOver");
+  const me = view.seat;
+  if (view.turn === me) {
+    if (view.must_include) return t("status.mustInclude", { card: cardName(view.must_include) });
+    if (!view.table) return t("status.youLead");
+    if (view.can_pass) return t("status.cannotBeat");
+    return t("status.beat", { name: seatName(table, view, view.table.seat), move: describeMove(view.table) });
+  }
+  if (view.turn === null || view.turn === undefined) return "";
+  return t("status.waiting", { name: seatName(table, view, view.turn) });
+}
+
+/** The end-of-deal panel: per seat the scoring lines, then the match standing. */
+export function renderResult(el, { view, table, onNext, onNewMatch, onClose }) {
+  const r = view.result;
+  const me = view.seat;
+  const order = [me, (me + 1) % 3, (me + 2) % 3];
+  const winnerName = seatName(table, view, r.winner);
+  const head = h(
+    "header",
+    { class: "sheet-head" },
+    h("h2", { id: "result-title", text: r.winner === me ? t("result.youWin") : t("result.winner", { name: winnerName }) }),
+    h("span", { class: "deal-no", text: t("result.dealOf", { n: r.deal_no, of: view.deals }) }),
+  );
+  const cols = ["cardsLeft", "shutOut", "bombs", "cardPoints", "dealTotal", "matchTotal"];
+  const rows = order.map((s) =>
+    h(
+      "tr",
+      { class: `${s === r.winner ? "winner" : ""}${s === me ? " mine" : ""}`.trim() || null },
+      h("th", { scope: "row" }, avatar(seatName(table, view, s), s, seatInfo(table, s).kind), seatName(table, view, s), s === r.winner ? h("span", { class: "crown", "aria-label": t("result.dealWinner"), text: " ★" }) : null),
+      h("td", { "data-col": "cardsLeft", text: String(r.cards_left[s]) }),
+      h("td", { "data-col": "shutOut", class: r.shut_out[s] ? "bad" : null, text: r.shut_out[s] ? t("result.yes") : "—" }),
+      h("td", { "data-col": "bombs", text: r.bomb_points[s] ? signed(r.bomb_points[s]) : "0" }),
+      h("td", { "data-col": "cardPoints", text: signed(r.card_points[s]) }),
+      h("td", { "data-col": "dealTotal", class: r.deal_totals[s] > 0 ? "good" : r.deal_totals[s] < 0 ? "bad" : null }, h("b", { text: signed(r.deal_totals[s]) })),
+      h("td", { "data-col": "matchTotal", text: signed(r.match_totals[s]) }),
+    ),
+  );
+  const tableEl = h(
+    "table",
+    { class: "result-table" },
+    h("thead", {}, h("tr", {}, h("th", { scope: "col", text: t("result.player") }), cols.map((c) => h("th", { scope: "col", text: t(`result.${c}`) })))),
+    h("tbody", {}, rows),
+  );
+  const parts = [head, h("div", { class: "table-scroll" }, tableEl)];
+  if (view.match_over) {
+    const names = view.winners.map((s) => seatName(table, view, s));
+    const youWon = view.winners.includes(me);
+    let text;
+    if (names.length === 1) text = youWon ? t("match.youWin") : t("match.winner", { name: names[0] });
+    else text = t("match.tie", { names: names.join(t("match.and")) });
+    parts.push(h("p", { class: `match-banner${youWon ? " won" : ""}`, role: "status", text }));
+  } else if (view.deals > 1) {
+    parts.push(h("p", { class: "note", text: t("result.dealsLeft", { n: view.deals - r.deal_no }) }));
+  }
+  const actions = h("div", { class: "sheet-actions" }, h("button", { type: "button", class: "btn", onclick: onClose, text: t("result.viewTable") }));
+  if (view.match_over) actions.append(h("button", { type: "button", class: "btn btn-play", id: "btn-new-match", onclick: onNewMatch, text: t("result.newMatch") }));
+  else actions.append(h("button", { type: "button", class: "btn btn-play", id: "btn-next-deal", onclick: onNext, text: t("result.nextDeal") }));
+  parts.push(actions);
+  el.replaceChildren(...parts);
+}

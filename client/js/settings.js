@@ -1,0 +1,140 @@
+// The settings sheet.  Display options and bot speed apply at once; table options (rules,
+// match length, players, bot levels) are staged and only take effect by opening a new
+// table, after a confirmation, since the server fixes them when the table is created.
+
+import { LANGUAGES, t } from "./i18n.js";
+import { $, h } from "./render.js";
+
+export const PRESETS = ["classic", "sixteen", "kawu"];
+export const DEAL_CHOICES = [1, 5, 10];
+export const LEVELS = ["easy", "normal", "strong"];
+export const SPEEDS = [
+  ["fast", 250],
+  ["normal", 800],
+  ["slow", 1600],
+];
+
+const TABLE_KEYS = ["rules", "deals", "humans", "bots"];
+
+export class SettingsSheet {
+  constructor({ dialog, settings, onDisplay, onSpeed, onNewTable, confirm }) {
+    Object.assign(this, { dialog, settings, onDisplay, onSpeed, onNewTable, confirm });
+    this.staged = pickTable(settings);
+    this.currentSpeed = settings.botSpeed;
+    $("#btn-apply-table", dialog).addEventListener("click", () => this.applyTable());
+    $("#lang-select", dialog).addEventListener("change", (e) => this.setDisplay({ lang: e.target.value }));
+    $("#sort-select", dialog).addEventListener("change", (e) => this.setDisplay({ sort: e.target.value }));
+    $("#opt-four", dialog).addEventListener("change", (e) => this.setDisplay({ fourColour: e.target.checked }));
+    $("#opt-counter", dialog).addEventListener("change", (e) => this.setDisplay({ counter: e.target.checked }));
+    $("#opt-sound", dialog).addEventListener("change", (e) => this.setDisplay({ sound: e.target.checked }));
+  }
+
+  open() {
+    this.staged = pickTable(this.settings);
+    this.render();
+    this.dialog.showModal();
+  }
+
+  /** The table we sit at now changed (new table, or the server reported a speed). */
+  sync(settings, speedMs) {
+    this.settings = settings;
+    if (speedMs !== undefined) this.currentSpeed = speedMs;
+    if (this.dialog.open) this.render();
+  }
+
+  setDisplay(patch) {
+    this.onDisplay(patch);
+  }
+
+  render() {
+    const s = this.settings;
+    const st = this.staged;
+    const d = this.dialog;
+    $("#preset-choices", d).replaceChildren(
+      ...PRESETS.map((p) =>
+        h(
+          "label",
+          { class: "choice" },
+          h("input", { type: "radio", name: "preset", value: p, checked: st.rules === p, onchange: () => this.stage({ rules: p }) }),
+          h("span", { class: "choice-text" }, h("b", { text: t(`preset.${p}.name`) }), h("small", { text: t(`preset.${p}.summary`) })),
+        ),
+      ),
+    );
+    $("#deal-choices", d).replaceChildren(
+      ...DEAL_CHOICES.map((n) =>
+        segment("deals", String(n), st.deals === n, n === 1 ? t("settings.oneDeal") : t("settings.nDeals", { n }), () => this.stage({ deals: n })),
+      ),
+    );
+    $("#human-choices", d).replaceChildren(
+      ...[1, 2, 3].map((n) => segment("humans", String(n), st.humans === n, t(`settings.humans${n}`), () => this.stage({ humans: n }))),
+    );
+    const botRows = [];
+    const botNames = ["Anna", "Ben"];
+    for (let i = 0; i < 3 - st.humans; i += 1) {
+      // Humans take the first seats and bots the rest: seat 1 is Anna, seat 2 is Ben.
+      const name = botNames[st.humans + i - 1];
+      botRows.push(
+        h(
+          "div",
+          { class: "bot-row" },
+          h("span", { class: "bot-name", text: t("settings.botLevel", { name }) }),
+          h("div", { class: "seg" }, LEVELS.map((lv) => segment(`bot${i}`, lv, st.bots[i] === lv, t(`level.${lv}`), () => {
+            const bots = [...st.bots];
+            bots[i] = lv;
+            this.stage({ bots });
+          }))),
+        ),
+      );
+    }
+    $("#bot-levels", d).replaceChildren(...botRows);
+    const changed = tableChanged(st, s);
+    const apply = $("#btn-apply-table", d);
+    apply.disabled = !changed;
+    $("#new-table-note", d).classList.toggle("changed", changed);
+    $("#speed-choices", d).replaceChildren(
+      ...SPEEDS.map(([key, ms]) => segment("speed", key, nearestSpeed(this.currentSpeed) === ms, t(`speed.${key}`), () => this.onSpeed(ms))),
+    );
+    $("#lang-select", d).value = LANGUAGES.includes(s.lang) ? s.lang : document.documentElement.lang;
+    $("#sort-select", d).value = s.sort;
+    $("#opt-four", d).checked = s.fourColour;
+    $("#opt-counter", d).checked = s.counter;
+    $("#opt-sound", d).checked = s.sound;
+  }
+
+  stage(patch) {
+    Object.assign(this.staged, patch);
+    this.render();
+  }
+
+  async applyTable() {
+    if (!tableChanged(this.staged, this.settings)) return;
+    const ok = await this.confirm(t("settings.confirmNewTable"));
+    if (!ok) return;
+    this.dialog.close();
+    this.onNewTable({ ...this.staged, bots: [...this.staged.bots] });
+  }
+}
+
+function segment(group, value, on, label, onPick) {
+  const id = `seg-${group}-${value}`;
+  return h(
+    "span",
+    { class: "seg-item" },
+    h("input", { type: "radio", id, name: group, value, checked: on, onchange: onPick }),
+    h("label", { for: id, text: label }),
+  );
+}
+
+function pickTable(s) {
+  return { rules: s.rules, deals: s.deals, humans: s.humans, bots: [...s.bots] };
+}
+
+function tableChanged(a, b) {
+  return TABLE_KEYS.some((k) => JSON.stringify(k === "bots" ? a.bots.slice(0, 3 - a.humans) : a[k]) !== JSON.stringify(k === "bots" ? b.bots.slice(0, 3 - b.humans) : b[k]));
+}
+
+export function nearestSpeed(ms) {
+  let best = SPEEDS[0][1];
+  for (const [, v] of SPEEDS) if (Math.abs(v - ms) < Math.abs(best - ms)) best = v;
+  return best;
+}

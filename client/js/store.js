@@ -1,0 +1,56 @@
+// What survives a reload: the seat we hold (table id + seat token) and the player's settings.
+
+const SESSION_KEY = "pdk.session";
+const SETTINGS_KEY = "pdk.settings";
+
+export const DEFAULT_SETTINGS = Object.freeze({
+  rules: "classic",
+  deals: 1,
+  humans: 1,
+  bots: ["normal", "normal"],
+  botSpeed: 800,
+  lang: null, // null: follow the browser
+  sound: true,
+  fourColour: false,
+  sort: "rank",
+  counter: true,
+});
+
+function read(key) {
+  try {
+    return JSON.parse(localStorage.getItem(key) || "null");
+  } catch {
+    return null;
+  }
+}
+
+function write(key, value) {
+  try {
+    if (value === null) localStorage.removeItem(key);
+    else localStorage.setItem(key, JSON.stringify(value));
+  } catch {
+    // Private mode or a full quota: the game still works, it just won't survive a reload.
+  }
+}
+
+export function loadSettings() {
+  const saved = read(SETTINGS_KEY) || {};
+  const s = { ...DEFAULT_SETTINGS, ...saved };
+  if (!Array.isArray(s.bots) || s.bots.length !== 2) s.bots = [...DEFAULT_SETTINGS.bots];
+  return s;
+}
+
+export const saveSettings = (s) => write(SETTINGS_KEY, s);
+
+/** { table, token, seat?, invites?: [{seat, invite}] } or null. */
+export const loadSession = () => read(SESSION_KEY);
+export const saveSession = (s) => write(SESSION_KEY, s);
+export const clearSession = () => write(SESSION_KEY, null);
+
+/** A `#table=...&token=...` invite in the address bar, or null. */
+export function sessionFromHash(hash = location.hash) {
+  const params = new URLSearchParams(hash.replace(/^#/, ""));
+  const table = params.get("table");
+  const token = params.get("token");
+  return table && token ? { table, token } : null;
+}
