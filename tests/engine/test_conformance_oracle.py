@@ -1,0 +1,117 @@
+"""``conformance.solve`` agrees with the brute-force oracle on thousands of positions."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from server import engine
+from server.engine.conformance import solve
+
+from . import oracle
+from .playout import conformance_position, play_match
+from .positions import random_position
+
+PRESETS = ("classic", "sixteen", "kawu")
+RANDOM_POSITIONS = 1200  # per preset
+
+
+def _mismatches(positions: list[dict[str, Any]], answers: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for position, want in zip(positions, answers, strict=True):
+        got = solve(position)
+        if got != want:
+            missing = sorted(set(want["plays"]) - set(got.get("plays", [])))  # type: ignore[arg-type]
+            extra = sorted(set(got.get("plays", [])) - set(want["plays"]))  # type: ignore[arg-type]
+            out.append(
+                f"{position}: missing {missing[:8]} extra {extra[:8]} "
+                f"pass {got.get('pass')} (want {want['pass']}) {got.get('error', '')}"
+            )
+    return out
+
+
+def _features(position: dict[str, Any], answer: dict[str, Any]) -> set[str]:
+    """What a position exercises, so the test can insist its sample covers every rule."""
+    plays = answer["plays"]
+    assert isinstance(plays, list)
+    hand = oracle.rank_counts(position["hand"])
+    out = set()
+    if position["table"]:
+        reading = oracle.table_reading(oracle.rank_counts(position["table"]))
+        assert reading is not None
+        out.add(f"table {reading.kind}{' short' if reading.short else ''}")
+    else:
+        out.add("leading")
+    if answer["pass"]:
+        out.add("pass")
+    if position["next_has_one"]:
+        out.add("next has one")
+    if position["first_play"]:
+        out.add(f"first play {position['rules']}")
+    if any(c == 4 for c in hand[: oracle.KING + 1]):
+        out.add(f"holds a bomb {position['rules']}")
+    for text in plays:
+        found = oracle.readings(oracle.rank_counts(text))
+        out.update(f"plays {r.kind}" for r in found)
+        if len(text) == sum(hand) and all(r.short for r in found):
+            out.add("plays short form")
+    return out
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_solve_agrees_with_oracle_on_random_positions(preset: str) -> None:
+    rng = random.Random(f"oracle/{preset}")
+    positions = [random_position(rng, preset, i) for i in range(RANDOM_POSITIONS)]
+    answers = [oracle.solve(p) for p in positions]
+    assert _mismatches(positions, answers) == []
+    seen = Counter(f for p, a in zip(positions, answers, strict=True) for f in _features(p, a))
+    wanted = {
+        "leading",
+        "pass",
+        "next has one",
+        f"first play {preset}",
+        f"holds a bomb {preset}",
+        "plays short form",
+        *(f"table {k}" for k in ("single", "pair", "pair_run", "straight", "trio_two")),
+        *(f"table {k}" for k in ("airplane", "bomb", "trio_two short", "airplane short")),
+        *(f"plays {k}" for k in ("single", "pair", "pair_run", "straight", "trio_two")),
+        *(f"plays {k}" for k in ("airplane", "bomb")),
+    }
+    assert {w for w in wanted if seen[w] < 5} == set()
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_solve_and_seat_view_agree_with_oracle_on_played_out_matches(preset: str) -> None:
+    rules = engine.PRESETS[preset]
+    rng = random.Random(f"playout/{preset}")
+    positions = []
+    answers = []
+    view_mismatches = []
+    table_mismatches = []
+    for seed in range(2):
+        for state, _action in play_match(rules, seed, 5, rng):
+            deal = state.deal
+            if deal.result is not None:
+                continue
+            position = conformance_position(state, len(positions))
+            # Leads with most of a hand are the oracle's slowest case: sample them.
+            if not position["table"] and len(position["hand"]) > 12 and rng.random() < 0.7:
+                continue
+            positions.append(position)
+            answers.append(oracle.solve(position))
+            view = engine.seat_view(state, deal.turn)
+            if view.legal != answers[-1]["plays"]:
+                view_mismatches.append(position)
+            if deal.table is not None:
+                want = oracle.table_reading(oracle.rank_counts(deal.table.cards))
+                assert want is not None
+                got = (deal.table.kind, deal.table.length, oracle.RANKS.index(deal.table.top))
+                if got != (want.kind, want.length, want.top):
+                    table_mismatches.append((deal.table, want))
+    assert len(positions) > 300
+    assert _mismatches(positions, answers) == []
+    assert view_mismatches == []
+    assert table_mismatches == []
