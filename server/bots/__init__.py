@@ -1,41 +1,95 @@
-"""Computer players.  A bot sees exactly its seat's view and nothing else."""
+"""Computer players.  A bot sees exactly its seat's view and nothing else.
+
+``make_bot(level, seed)`` builds a bot whose ``choose(view)`` answers at once;
+``decide(level, seed, view, budget)`` is what a room awaits: it never raises,
+runs strong bots in worker processes, and falls back to a legal play when a
+bot fails or overruns.  Call ``shutdown()`` when the server stops.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 
-from ..engine import SeatView
+import msgspec
+
+from ..engine import Pass, Play, SeatView, parse_card
+from ..engine.combos import counts_of, counts_string
 from .base import Bot, BotAction, fallback_action
 from .levels import EasyBot, NormalBot
+from .pool import decode_action, get_pool, shutdown, think
+from .strong import DEFAULT_BUDGET, StrongBot
 
-__all__ = ["DEFAULT_BUDGET", "LEVELS", "Bot", "BotAction", "decide", "fallback_action", "make_bot"]
+__all__ = [
+    "DEFAULT_BUDGET",
+    "GRACE_SECONDS",
+    "LEVELS",
+    "Bot",
+    "BotAction",
+    "decide",
+    "fallback_action",
+    "is_legal",
+    "make_bot",
+    "shutdown",
+]
 
 LEVELS = ("easy", "normal", "strong")
+# How long past its budget a worker may take (process start-up on first use
+# included) before the table gets a fallback play instead.
+GRACE_SECONDS = 2.0
 log = logging.getLogger(__name__)
 
 
-DEFAULT_BUDGET = 0.3
-
-
 def make_bot(level: str, seed: int, budget: float = DEFAULT_BUDGET) -> Bot:
+    """A bot of ``level``; ``budget`` is the strong bot's thinking time per decision."""
     if level == "easy":
         return EasyBot(seed)
     if level == "normal":
         return NormalBot(seed)
     if level == "strong":
-        return NormalBot(seed)
+        return StrongBot(seed, budget)
     raise ValueError(f"unknown bot level {level!r}")
+
+
+def is_legal(view: SeatView, action: BotAction) -> bool:
+    """Whether ``action`` is one the view allows (checked against the view's legal list)."""
+    if action.seat != view.seat or view.turn != view.seat:
+        return False
+    if isinstance(action, Pass):
+        return view.can_pass
+    if not set(action.cards) <= set(view.hand) or len(set(action.cards)) != len(action.cards):
+        return False
+    if view.must_include is not None and view.must_include not in action.cards:
+        return False
+    ranks = counts_string(counts_of(parse_card(c) for c in action.cards))
+    return ranks in view.legal
 
 
 async def decide(level: str, seed: int, view: SeatView, budget: float) -> BotAction:
     """The bot's action for ``view``; never raises and never blocks the loop for long.
 
-    A bot that fails or overruns ``budget`` seconds is replaced by a legal fallback.
+    Easy and normal bots answer in well under a millisecond, so they run inline.
+    A strong bot thinks in a worker process for at most ``DEFAULT_BUDGET`` seconds
+    (less when ``budget`` is shorter).  A bot that fails, overruns ``budget`` plus
+    ``GRACE_SECONDS``, or answers with an illegal action is replaced by a legal
+    fallback.
     """
     try:
-        bot = make_bot(level, seed)
-        return await asyncio.wait_for(asyncio.to_thread(bot.choose, view), timeout=budget)
+        if level == "strong":
+            think_for = min(DEFAULT_BUDGET, max(0.01, 0.8 * budget))
+            loop = asyncio.get_running_loop()
+            data = await asyncio.wait_for(
+                loop.run_in_executor(
+                    get_pool(), think, level, seed, msgspec.msgpack.encode(view), think_for
+                ),
+                timeout=budget + GRACE_SECONDS,
+            )
+            action: Play | Pass = decode_action(data)
+        else:
+            action = make_bot(level, seed).choose(view)
+        if is_legal(view, action):
+            return action
+        log.error("bot %s answered %r, which is illegal; playing a fallback", level, action)
     except Exception:
         log.exception("bot %s failed on seat %d; playing a fallback", level, view.seat)
-        return fallback_action(view)
+    return fallback_action(view)

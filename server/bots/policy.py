@@ -11,10 +11,10 @@ from typing import NamedTuple
 
 from ..engine.combos import BOMB, UNIT, Counts, Reading, best_reading
 from ..engine.hints import rank_hints
-from .plan import beatable, hand_cost
+from .plan import WIN, beatable, hand_cost
 from .sim import SEATS, ncards
 
-__all__ = ["Situation", "easy_choice", "normal_choice"]
+__all__ = ["Situation", "easy_choice", "normal_choice", "normal_scores"]
 
 
 class Situation(NamedTuple):
@@ -63,29 +63,23 @@ def _bomb_bonus(sit: Situation, reading: Reading) -> float:
     return -0.8 if not beatable(sit.unseen, reading, 4, sit.split) else 0.3
 
 
-def normal_choice(sit: Situation, legal: tuple[Counts, ...]) -> Counts | None:
-    """Plays so that what is left splits into the fewest, strongest plays; keeps its
-    high cards for control; guards against an opponent about to go out; bombs when a
-    bomb pays."""
-    if not legal:
-        return None
-    if len(legal) == 1:
-        return legal[0]
+def normal_scores(sit: Situation, legal: tuple[Counts, ...]) -> list[float]:
+    """The normal policy's cost of each legal play (lower is better)."""
     hand, table, seat = sit.hand, sit.table, sit.seat
-    if hand in legal:
-        return hand
     opp_sizes = [sit.sizes[(seat + 1) % SEATS], sit.sizes[(seat + 2) % SEATS]]
     short = min(opp_sizes)
     danger = short <= 2
     biggest = max(opp_sizes)
-    best = legal[0]
-    best_score = float("inf")
+    out: list[float] = []
     for p in legal:
+        if p == hand:
+            out.append(WIN)
+            continue
         reading = best_reading(p, final=False, table=table)
         if reading is None:  # pragma: no cover - every legal play has a reading
+            out.append(float("inf"))
             continue
-        rest = hand - p
-        score = hand_cost(rest, sit.split)
+        score = hand_cost(hand - p, sit.split)
         if reading.kind == BOMB:
             score += _bomb_bonus(sit, reading)
         if table is None:
@@ -100,6 +94,20 @@ def normal_choice(sit: Situation, legal: tuple[Counts, ...]) -> Counts | None:
         if safe and score < 2.0:
             # Few plays left: a trick nobody can take keeps the lead to finish with.
             score -= 0.6
-        if score < best_score:
-            best, best_score = p, score
-    return best
+        out.append(score)
+    return out
+
+
+def normal_choice(sit: Situation, legal: tuple[Counts, ...]) -> Counts | None:
+    """Plays so that what is left splits into the fewest, strongest plays; keeps its
+    high cards for control; guards against an opponent about to go out; bombs when a
+    bomb pays."""
+    if not legal:
+        return None
+    if len(legal) == 1:
+        return legal[0]
+    if sit.hand in legal:
+        return sit.hand
+    scores = normal_scores(sit, legal)
+    best = min(range(len(legal)), key=scores.__getitem__)
+    return legal[best]
