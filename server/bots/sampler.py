@@ -22,7 +22,8 @@ from .sim import SEATS, ncards
 
 __all__ = ["Constraint", "Sampler", "consistent", "constraints_of"]
 
-MAX_TRIES = 60
+MAX_TRIES = 40
+REPAIR_SWAPS = 200
 
 
 class Constraint(NamedTuple):
@@ -119,32 +120,53 @@ class Sampler:
         self.tries = 0
         self.rejected = 0
 
-    def _draw(self) -> list[Counts]:
-        free = self.free[:]
-        self.rng.shuffle(free)
-        hand_a = self.base_a + sum(UNIT[r] for r in free[: self.need_a])
+    def _hands(self, to_a: list[int]) -> list[Counts]:
+        hand_a = self.base_a + sum(UNIT[r] for r in to_a)
         hands = [0] * SEATS
         hands[self.obs.seat] = self.obs.hand
         hands[self.a] = hand_a
         hands[self.b] = self.obs.unseen - hand_a
         return hands
 
+    def _repair(self, free: list[int], bad: int) -> tuple[list[Counts], int]:
+        """Swap free cards between the two hands while that breaks no more proofs."""
+        need = self.need_a
+        hands = self._hands(free[:need])
+        if need == 0 or need == len(free):
+            return hands, bad
+        for _ in range(REPAIR_SWAPS):
+            i = self.rng.randrange(need)
+            j = self.rng.randrange(need, len(free))
+            if free[i] == free[j]:
+                continue
+            free[i], free[j] = free[j], free[i]
+            trial = self._hands(free[:need])
+            trial_bad = self._violations(trial)
+            if trial_bad <= bad:
+                hands, bad = trial, trial_bad
+                if bad == 0:
+                    break
+            else:
+                free[i], free[j] = free[j], free[i]
+        return hands, bad
+
     def _violations(self, hands: list[Counts]) -> int:
         return sum(not _holds(hands[c.seat], c, self.obs.split) for c in self.cons)
 
     def sample(self) -> list[Counts]:
-        """Everyone's hands: a draw that satisfies every proof, or after ``MAX_TRIES``
-        draws the one that breaks the fewest."""
-        best: list[Counts] | None = None
+        """Everyone's hands: a draw that satisfies every proof; after ``MAX_TRIES``
+        failed draws, the best one repaired by swaps (rarely still imperfect)."""
+        best: list[int] = []
         best_bad = 1 << 30
         for _ in range(MAX_TRIES):
             self.tries += 1
-            hands = self._draw()
+            free = self.free[:]
+            self.rng.shuffle(free)
+            hands = self._hands(free[: self.need_a])
             bad = self._violations(hands) if self.cons else 0
             if bad == 0:
                 return hands
             self.rejected += 1
             if bad < best_bad:
-                best, best_bad = hands, bad
-        assert best is not None
-        return best
+                best, best_bad = free, bad
+        return self._repair(best, best_bad)[0]

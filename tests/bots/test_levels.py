@@ -28,7 +28,7 @@ def play_deal(preset: str, seed: int, bots: list[Bot]) -> int:
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_easy_and_normal_bots_only_play_legal_actions_over_many_deals(preset: str) -> None:
-    for seed in range(120):
+    for seed in range(300):
         mix = ("easy", "normal", "normal", "easy")
         bots = [make_bot(mix[(seed + s) % 4], seed) for s in range(3)]
         assert play_deal(preset, seed, bots) > 0

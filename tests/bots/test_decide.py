@@ -1,0 +1,76 @@
+"""``decide``: strong bots think in worker processes; failures fall back to legal plays."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Iterator
+
+import pytest
+
+import server.bots as bots
+from server.bots import BotAction, decide, is_legal
+from server.engine import PRESETS, Pass, SeatView, new_match, seat_view
+
+
+@pytest.fixture
+def worker_pool() -> Iterator[None]:
+    yield
+    bots.shutdown()
+    assert multiprocessing.active_children() == []
+
+
+def opening_view() -> SeatView:
+    state = new_match(PRESETS["classic"], 21, 1)
+    return seat_view(state, state.deal.turn)
+
+
+async def test_strong_bot_decides_in_a_worker_and_leaves_no_process_behind(
+    worker_pool: None,
+) -> None:
+    view = opening_view()
+    action = await decide("strong", 5, view, 0.2)
+    assert is_legal(view, action)
+    assert multiprocessing.active_children()  # it really ran in a worker
+
+
+@pytest.mark.parametrize("level", ["easy", "normal"])
+async def test_easy_and_normal_bots_decide_inline_with_a_legal_play(level: str) -> None:
+    view = opening_view()
+    assert is_legal(view, await decide(level, 1, view, 0.1))
+
+
+async def test_a_crashing_bot_is_replaced_by_a_legal_play(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Crashing:
+        level = "normal"
+
+        def choose(self, view: SeatView) -> BotAction:
+            raise RuntimeError("policy bug")
+
+    monkeypatch.setattr(bots, "make_bot", lambda level, seed, budget=0.3: Crashing())
+    view = opening_view()
+    action = await decide("normal", 1, view, 0.1)
+    assert is_legal(view, action)
+    assert "policy bug" in caplog.text
+
+
+async def test_an_illegal_answer_is_replaced_by_a_legal_play(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Passing:
+        level = "easy"
+
+        def choose(self, view: SeatView) -> BotAction:
+            return Pass(seat=view.seat)  # the leader may not pass
+
+    monkeypatch.setattr(bots, "make_bot", lambda level, seed, budget=0.3: Passing())
+    view = opening_view()
+    action = await decide("easy", 1, view, 0.1)
+    assert not isinstance(action, Pass)
+    assert is_legal(view, action)
+
+
+async def test_an_unknown_level_still_gets_a_legal_play() -> None:
+    view = opening_view()
+    assert is_legal(view, await decide("grandmaster", 1, view, 0.1))

@@ -1,0 +1,85 @@
+"""The strong bot's search honours its budget, is deterministic, and solves endgames."""
+
+from __future__ import annotations
+
+import random
+
+from server.bots import make_bot
+from server.bots.levels import legal_of
+from server.bots.observe import observe
+from server.bots.search import MOVES_PER_SECOND, SearchStats, search
+from server.bots.strong import StrongBot
+from server.engine import PRESETS, SeatView, apply, new_match, seat_view
+
+
+class TickingClock:
+    """A fake clock that moves ``step`` seconds every time it is read."""
+
+    def __init__(self, step: float) -> None:
+        self.now = 0.0
+        self.step = step
+        self.reads = 0
+
+    def __call__(self) -> float:
+        self.reads += 1
+        self.now += self.step
+        return self.now
+
+
+def view_with_choices(preset: str, seed: int, min_cards: int = 0) -> SeatView:
+    """A view where the seat to move has several legal plays (after ``min_cards``)."""
+    state = new_match(PRESETS[preset], seed, 1)
+    bots = [make_bot("normal", seed) for _ in range(3)]
+    while state.deal.result is None:
+        view = seat_view(state, state.deal.turn)
+        if len(view.legal) >= 3 and sum(view.counts) <= 48 - min_cards:
+            return view
+        apply(state, bots[state.deal.turn].choose(view))
+    raise AssertionError("no such position in this deal")
+
+
+def test_search_stops_when_the_clock_runs_out() -> None:
+    view = view_with_choices("classic", 4)
+    obs = observe(view)
+    stats = SearchStats()
+    clock = TickingClock(step=1.0)
+    search(obs, legal_of(obs), random.Random(1), 3.0, clock, stats)
+    assert stats.stopped_by_clock
+    # The deadline is read once per sample: 3 seconds of budget at 1 second a read.
+    assert 1 <= stats.samples <= 3
+    assert stats.moves < 3.0 * MOVES_PER_SECOND
+
+
+def test_search_stops_on_its_work_budget_when_the_clock_stands_still() -> None:
+    view = view_with_choices("classic", 4)
+    obs = observe(view)
+    stats = SearchStats()
+    search(obs, legal_of(obs), random.Random(1), 0.02, lambda: 0.0, stats)
+    assert not stats.stopped_by_clock
+    assert stats.moves >= 0.02 * MOVES_PER_SECOND
+    assert stats.samples >= 1
+
+
+def test_same_seed_and_view_give_the_same_strong_play() -> None:
+    for seed in (2, 9):
+        view = view_with_choices("sixteen", seed, min_cards=10)
+        first = StrongBot(seed, budget=0.02, clock=lambda: 0.0)
+        again = StrongBot(seed, budget=0.02, clock=lambda: 0.0)
+        assert first.choose(view) == again.choose(view)
+        assert first.last_stats.samples == again.last_stats.samples > 0
+
+
+def test_a_late_position_is_searched_exactly() -> None:
+    for seed in range(30):
+        state = new_match(PRESETS["classic"], seed, 1)
+        bots = [make_bot("normal", seed) for _ in range(3)]
+        while state.deal.result is None:
+            view = seat_view(state, state.deal.turn)
+            if sum(view.counts) <= 9 and len(view.legal) >= 2:
+                bot = StrongBot(seed, budget=0.01, clock=lambda: 0.0)
+                action = bot.choose(view)
+                assert bot.last_stats.exact == bot.last_stats.samples > 0
+                apply(state, action)
+                return
+            apply(state, bots[state.deal.turn].choose(view))
+    raise AssertionError("no late position with a choice in the deals tried")
