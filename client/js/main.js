@@ -175,7 +175,8 @@ function onState(msg) {
 
   const myTurn = view.turn === view.seat;
   if (myTurn && (!prev || prev.turn !== view.seat)) cue("turn");
-  document.title = `${myTurn ? `${t("title.yourTurn")} · ` : ""}${t("app.title")} · 跑得快`;
+  const brand = t("app.title").includes("跑得快") ? t("app.title") : `${t("app.title")} · 跑得快`;
+  document.title = myTurn ? `${t("title.yourTurn")} · ${brand}` : brand;
 
   if (view.result) {
     if (app.resultShownFor !== key) {

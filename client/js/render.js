@@ -40,8 +40,8 @@ const signed = (n) => (n > 0 ? `+${n}` : String(n));
 export function groupOrder(codes) {
   const count = {};
   for (const c of codes) count[c[0]] = (count[c[0]] || 0) + 1;
-  const sorted = sortCodes(codes);
-  return sorted.sort((a, b) => count[b[0]] - count[a[0]] || sorted.indexOf(a) - sorted.indexOf(b));
+  const order = new Map(sortCodes(codes).map((c, i) => [c, i]));
+  return [...codes].sort((a, b) => count[b[0]] - count[a[0]] || order.get(a) - order.get(b));
 }
 
 /** "Pair 7 7": a move in words, for the status line and announcements. */

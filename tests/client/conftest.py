@@ -1,0 +1,70 @@
+"""Fixtures for the browser tests: Debian's Chromium driven by Playwright against the real
+server (``server_process`` from tests/conftest.py) with its Redis.
+
+Tables are opened over HTTP with a fixed seed and joined through the invite link
+(``/#table=...&token=...``), so every test starts from a known deal.  Reduced motion is
+on unless a test asks otherwise, so nothing waits for an animation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from client_helpers import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, Live
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip(
+            "browser tests need Debian's Chromium at /usr/bin/chromium "
+            "(apt-get install -y --no-install-recommends chromium); CI installs it"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def live(server_process: Callable[..., Any]) -> Live:
+    process = server_process()
+    return Live(url=process.url, process=process)
+
+
+@pytest.fixture
+def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
+    """Factory: a page in a fresh browser context (own localStorage), errors collected.
+
+    Any uncaught page error fails the test at teardown.
+    """
+    contexts: list[Any] = []
+    errors: list[str] = []
+
+    def make(
+        width: int = 390,
+        height: int = 844,
+        locale: str = "en-US",
+        reduced_motion: str = "reduce",
+    ) -> Any:
+        context = browser.new_context(
+            viewport={"width": width, "height": height},
+            locale=locale,
+            reduced_motion=reduced_motion,
+        )
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        return page
+
+    yield make
+    for context in contexts:
+        context.close()
+    assert not errors, f"uncaught errors in the page: {errors}"

@@ -1,0 +1,105 @@
+"""Every language carries every string: labels, reason codes, preset summaries, rules page."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+from client_helpers import CLIENT_DIR, LANGUAGES, strings
+
+from server.engine.errors import Reason
+from server.engine.rules import PRESETS
+from server.protocol import ProtocolErrorCode
+
+PLACEHOLDER = re.compile(r"\{(\w+)\}")
+KINDS = ("single", "pair", "pair_run", "straight", "trio_two", "airplane", "bomb")
+
+
+def keys_used_by_client() -> set[str]:
+    """Literal keys in the JS (t("a.b")) and in index.html (data-i18n*)."""
+    used: set[str] = set()
+    for path in [*(CLIENT_DIR / "js").glob("*.js"), CLIENT_DIR / "index.html"]:
+        text = path.read_text("utf-8")
+        used.update(re.findall(r"""\bt\(\s*["']([\w.-]+)["']""", text))
+        used.update(re.findall(r'data-i18n(?:-aria|-title)?="([\w.-]+)"', text))
+    return used
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_language_has_exactly_the_english_keys(lang: str) -> None:
+    assert set(strings(lang)) == set(strings("en"))
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_string_is_blank_and_placeholders_match_english(lang: str) -> None:
+    english = strings("en")
+    for key, text in strings(lang).items():
+        assert text.strip() or key == "match.and", f"{lang}: {key} is blank"
+        assert set(PLACEHOLDER.findall(text)) == set(PLACEHOLDER.findall(english[key])), (
+            f"{lang}: {key} placeholders differ from English"
+        )
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_reason_code_the_server_can_send_is_worded(lang: str) -> None:
+    table = strings(lang)
+    codes = [r.value for r in Reason] + [c.value for c in ProtocolErrorCode]
+    missing = [code for code in codes if f"reason.{code}" not in table]
+    assert not missing
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_preset_and_combination_kind_is_named(lang: str) -> None:
+    table = strings(lang)
+    for preset in PRESETS:
+        assert f"preset.{preset}.name" in table
+        assert f"preset.{preset}.summary" in table
+    for kind in KINDS:
+        assert f"kind.{kind}" in table
+
+
+def test_every_literal_key_in_the_client_exists_in_english() -> None:
+    english = strings("en")
+    missing = sorted(k for k in keys_used_by_client() if k not in english)
+    assert not missing
+
+
+class _RulesOutline(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.headings = 0
+        self.card_rows: list[str] = []
+        self.faq = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "h3":
+            self.headings += 1
+        if tag == "details":
+            self.faq += 1
+        for name, value in attrs:
+            if name == "data-cards" and value is not None:
+                self.card_rows.append(value)
+
+
+def outline(lang: str) -> _RulesOutline:
+    parser = _RulesOutline()
+    parser.feed((CLIENT_DIR / "rules" / f"{lang}.html").read_text("utf-8"))
+    return parser
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_rules_page_has_the_same_sections_and_card_examples_as_english(lang: str) -> None:
+    page, english = outline(lang), outline("en")
+    assert page.headings == english.headings
+    assert page.faq == english.faq >= 4
+    assert page.card_rows == english.card_rows
+
+
+def test_rules_page_examples_are_real_cards_of_the_deck() -> None:
+    card = re.compile(r"^[3-9TJQKA2][SHDC]$")
+    for row in outline("en").card_rows:
+        codes = row.split()
+        assert codes and all(card.match(c) for c in codes), row
+        assert len(set(codes)) == len(codes), row
+        assert not {"2H", "2D", "2C"} & set(codes), row
