@@ -1,0 +1,188 @@
+"""The seat view (the only projection of state) and pick_cards."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import msgspec
+import pytest
+
+from server import engine
+from server.engine import MatchState, Play, Reason
+
+from .helpers import make_state, pass_, play, snapshot
+from .playout import random_action
+
+
+def _copy(state: MatchState) -> MatchState:
+    return msgspec.json.decode(snapshot(state), type=MatchState)
+
+
+def _mid_game(preset: str, seed: int, steps: int) -> MatchState:
+    rng = random.Random(seed)
+    state = engine.new_match(engine.PRESETS[preset], seed)
+    for _ in range(steps):
+        if state.deal.result is not None:
+            break
+        engine.apply(state, random_action(state, rng))
+    return state
+
+
+@pytest.mark.parametrize("preset", ["classic", "sixteen", "kawu"])
+def test_view_shows_own_hand_and_no_card_held_by_another_seat(preset: str) -> None:
+    for seed in range(5):
+        state = _mid_game(preset, seed, 3 * seed + 4)
+        for seat in range(3):
+            view = engine.seat_view(state, seat)
+            assert view.hand == [engine.card_code(c) for c in state.deal.hands[seat]]
+            encoded = msgspec.json.encode(view).decode()
+            for other in range(3):
+                if other != seat:
+                    for card in state.deal.hands[other]:
+                        assert f'"{engine.card_code(card)}"' not in encoded
+
+
+def test_view_shows_counts_flags_trick_turn_and_leader() -> None:
+    state = make_state(["5S 6S", "7S 8S 9S", "3H 4H 5H 6H"])
+    play(state, 0, "5S")
+    play(state, 1, "7S")
+    view = engine.seat_view(state, 2)
+    assert view.counts == [1, 2, 4]
+    assert view.last_card == [True, False, False]
+    assert view.turn == 2
+    assert view.leader == 1
+    assert view.table is not None
+    assert (view.table.seat, view.table.cards, view.table.kind) == (1, ["7S"], "single")
+    assert [(m.seat, m.cards) for m in view.trick] == [(0, ["5S"]), (1, ["7S"])]
+    assert view.deal_no == 1
+    assert view.deals == 1
+
+
+def test_view_legal_plays_are_rank_strings_for_the_seat_to_move_only() -> None:
+    state = make_state(["5S 5H 6S", "7S 8S", "3H"])
+    view = engine.seat_view(state, 0)
+    assert view.legal == ["5", "55", "6"]
+    for seat in (1, 2):
+        other = engine.seat_view(state, seat)
+        assert other.legal == []
+        assert other.hints == []
+        assert (other.can_pass, other.pass_reason) == (False, Reason.NOT_YOUR_TURN.value)
+
+
+@pytest.mark.parametrize(
+    ("preset", "needed"), [("classic", "3S"), ("kawu", "3S"), ("sixteen", None)]
+)
+def test_view_says_the_three_of_spades_must_be_selected_on_the_first_play(
+    preset: str, needed: str | None
+) -> None:
+    state = engine.new_match(engine.PRESETS[preset], 21)
+    seat = state.deal.turn
+    view = engine.seat_view(state, seat)
+    assert view.must_include == needed
+    if needed:
+        assert all(p.startswith("3") for p in view.legal)
+        assert all(needed in hint for hint in view.hints)
+    engine.apply(state, Play(seat=seat, cards=["3S"]))
+    assert engine.seat_view(state, state.deal.turn).must_include is None
+
+
+def test_pass_button_state_and_reason() -> None:
+    state = make_state(["9S 3C", "TS 4D", "5H 4H"], played_any=[True] * 3)
+    leader = engine.seat_view(state, 0)
+    assert (leader.can_pass, leader.pass_reason) == (False, Reason.LEADER_MAY_NOT_PASS.value)
+    play(state, 0, "9S")
+    locked = engine.seat_view(state, 1)
+    assert (locked.can_pass, locked.pass_reason) == (False, Reason.MUST_BEAT.value)
+    play(state, 1, "TS")
+    free = engine.seat_view(state, 2)
+    assert (free.can_pass, free.pass_reason) == (True, None)
+    assert free.legal == []
+    pass_(state, 2)
+    pass_(state, 0)
+    play(state, 1, "4D")
+    over = engine.seat_view(state, 0)
+    assert (over.can_pass, over.pass_reason) == (False, Reason.DEAL_OVER.value)
+    assert over.turn is None
+    assert over.result is not None
+    assert over.result.winner == 1
+    assert over.results == [over.result]
+    assert over.match_over is True
+    assert over.totals == state.totals
+
+
+def test_every_hint_is_a_legal_concrete_play_and_they_cover_the_legal_plays() -> None:
+    checked = 0
+    for preset in ("classic", "sixteen", "kawu"):
+        for seed in range(4):
+            state = _mid_game(preset, seed, 2 * seed)
+            seat = state.deal.turn
+            view = engine.seat_view(state, seat)
+            texts = ["".join(c[0] for c in hint) for hint in view.hints]
+            assert len(set(texts)) == len(texts)
+            assert set(texts) <= set(view.legal)
+            if len(view.legal) <= 30:
+                assert set(texts) == set(view.legal)
+            for hint in view.hints:
+                assert set(hint) <= set(view.hand)
+                engine.apply(_copy(state), Play(seat=seat, cards=hint))
+                checked += 1
+    assert checked > 50
+
+
+def test_first_hint_follows_cheaply_and_keeps_the_bomb() -> None:
+    state = make_state(["5S 3C", "6S 9H 2S KS KH KD KC", "4H 4D"], played_any=[True] * 3)
+    play(state, 0, "5S")
+    view = engine.seat_view(state, 1)
+    assert view.hints[0] == ["6S"]
+    assert ["KS", "KH", "KD", "KC"] in view.hints
+
+
+def test_first_hint_goes_out_when_the_whole_hand_is_a_play() -> None:
+    state = make_state(["3S 4H 5D 6C 7S", "9S", "TS"])
+    assert engine.seat_view(state, 0).hints[0] == ["3S", "4H", "5D", "6C", "7S"]
+
+
+def test_card_counter_is_deck_minus_own_hand_minus_played() -> None:
+    for preset in ("classic", "sixteen", "kawu"):
+        state = _mid_game(preset, 8, 12)
+        removed = engine.PRESETS[preset].removed_ace
+        deck = Counter(engine.card_code(c)[0] for c in engine.deck(removed))
+        played = Counter(code[0] for m in state.deal.moves for code in m.cards)
+        for seat in range(3):
+            view = engine.seat_view(state, seat)
+            own = Counter(code[0] for code in view.hand)
+            expected = {r: deck[r] - own[r] - played[r] for r in "3456789TJQKA2"}
+            assert view.counter == expected
+            others = Counter(
+                engine.card_code(c)[0] for s in range(3) if s != seat for c in state.deal.hands[s]
+            )
+            assert view.counter == {r: others[r] for r in "3456789TJQKA2"}
+
+
+def test_card_counter_starts_at_32_cards() -> None:
+    state = engine.new_match(engine.PRESETS["classic"], 2)
+    assert sum(engine.seat_view(state, 1).counter.values()) == 32
+
+
+def test_seat_view_of_a_missing_seat_is_refused() -> None:
+    state = engine.new_match(engine.PRESETS["classic"], 2)
+    with pytest.raises(ValueError, match="seat"):
+        engine.seat_view(state, 3)
+
+
+def test_pick_cards_takes_concrete_cards_for_a_rank_string() -> None:
+    hand = ["3S", "3H", "5D", "5C", "TH", "2S"]
+    assert engine.pick_cards(hand, "355") == ["3S", "5D", "5C"]
+    assert engine.pick_cards(hand, "T2") == ["TH", "2S"]
+
+
+def test_pick_cards_prefers_the_card_that_must_be_included() -> None:
+    hand = ["3H", "3D", "3S", "4S"]
+    assert engine.pick_cards(hand, "3", must_include="3S") == ["3S"]
+    assert "3S" in engine.pick_cards(hand, "334", must_include="3S")
+
+
+def test_pick_cards_refuses_ranks_the_hand_lacks() -> None:
+    with pytest.raises(ValueError, match="too few"):
+        engine.pick_cards(["3S", "4S"], "33")
