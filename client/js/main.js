@@ -231,9 +231,8 @@ function updateControls() {
   els.passWhy.textContent = myTurn && !view.can_pass && view.pass_reason ? t(`passWhy.${view.pass_reason}`) : "";
   setEnabled(els.hint, myTurn && online && view.legal.length > 0);
   setEnabled(els.clear, sel.length > 0);
-  let status = statusText({ view, table: app.table });
-  if (app.hintLabel && myTurn) status = `${status} · ${app.hintLabel}`;
-  els.status.textContent = status;
+  const chip = app.hintLabel && myTurn ? h("span", { class: "chip", text: app.hintLabel }) : "";
+  els.status.replaceChildren(statusText({ view, table: app.table }), chip);
 }
 
 function isLegal(view, sel) {

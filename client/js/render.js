@@ -27,7 +27,9 @@ export function placement(me) {
 export function seatName(table, view, seat) {
   if (seat === view.seat) return t("seat.you");
   const info = table?.seats?.find((s) => s.seat === seat);
-  return info?.name || t("seat.player", { n: seat + 1 });
+  // Bots have names (Anna, Ben); other people are numbered in our own language.
+  if (info?.kind === "bot" && info.name) return info.name;
+  return t("seat.player", { n: seat + 1 });
 }
 
 export function seatInfo(table, seat) {

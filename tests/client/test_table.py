@@ -46,6 +46,13 @@ def take_turn_with_hint_or_pass(page: Any) -> None:
     wait_version_above(page, before["version"])
 
 
+def selected_codes(page: Any) -> list[str]:
+    codes: list[str] = page.eval_on_selector_all(
+        "#hand .card.selected", "cs => cs.map(c => c.dataset.code)"
+    )
+    return codes
+
+
 def test_hints_and_passes_play_a_whole_deal_to_the_result_panel(
     live: Live, new_page: Callable[..., Any]
 ) -> None:
@@ -165,7 +172,7 @@ def test_selecting_by_keyboard_and_clearing_with_escape(
     page.keyboard.press("ArrowRight")  # focus enters the hand
     page.keyboard.press("ArrowRight")
     page.keyboard.press(" ")
-    selected = page.eval_on_selector_all("#hand .card.selected", "cs => cs.map(c => c.dataset.code)")
+    selected = selected_codes(page)
     assert selected == [codes[1]]
     page.keyboard.press("Escape")
     assert page.locator("#hand .card.selected").count() == 0
@@ -176,13 +183,14 @@ def test_dragging_across_cards_selects_the_run(live: Live, new_page: Callable[..
     codes = hand_codes(page)
     first = page.locator(f'#hand .card[data-code="{codes[2]}"]').bounding_box()
     last = page.locator(f'#hand .card[data-code="{codes[5]}"]').bounding_box()
-    assert first is not None and last is not None
+    assert first is not None
+    assert last is not None
     y = first["y"] + first["height"] * 0.62
     page.mouse.move(first["x"] + 4, y)
     page.mouse.down()
     page.mouse.move(last["x"] + 4, y, steps=12)
     page.mouse.up()
-    selected = page.eval_on_selector_all("#hand .card.selected", "cs => cs.map(c => c.dataset.code)")
+    selected = selected_codes(page)
     assert selected == codes[2:6]
 
 

@@ -1,0 +1,80 @@
+"""Losing the server and coming back, and inviting a second person to the table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from client_helpers import Live, hand_codes, state, strings, wait_joined
+
+pytestmark = pytest.mark.browser
+
+EN = strings("en")
+
+
+def test_server_restart_shows_offline_then_resumes_the_same_position(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    (seat,) = live.create_table(seed=5, bot_speed_ms=0)
+    page = new_page()
+    page.goto(live.seat_url(seat))
+    before = wait_joined(page)
+    hand_before = hand_codes(page)
+    assert page.locator("#net").is_hidden()
+
+    live.process.kill()
+    page.wait_for_selector("#net", state="visible")
+    page.wait_for_function("() => pdk.state().net !== 'online'")
+    assert page.locator("#app.offline").count() == 1
+
+    live.process.start()
+    page.wait_for_function("() => pdk.state().net === 'online'")
+    page.wait_for_selector("#net", state="hidden")
+    after = state(page)
+    assert after["table"]["id"] == before["table"]["id"]
+    assert after["version"] == before["version"]
+    assert hand_codes(page) == hand_before
+
+
+def test_a_two_person_table_offers_an_invite_link_that_joins_the_second_seat(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    host = new_page()
+    host.goto(live.url + "/")
+    first = wait_joined(host)
+    assert host.locator("#btn-invite").is_hidden()
+
+    host.click("#btn-settings")
+    host.click('label[for="seg-humans-2"]')
+    host.click("#btn-apply-table")
+    host.wait_for_selector("#confirm-sheet[open]")
+    host.click("#confirm-ok")
+    host.wait_for_function(
+        f"() => pdk.state().table && pdk.state().table.id !== '{first['table']['id']}'"
+    )
+    assert state(host)["table"]["humans"] == 2
+    # Seat 1 is the next in turn order: on the host's right, not yet connected.
+    assert host.inner_text("#seat-right-name") == EN["seat.player"].format(n=2)
+    assert host.inner_text("#seat-right .level") == EN["seat.away"]
+
+    host.click("#btn-invite")
+    link = host.input_value("#invite-list input")
+    assert "#table=" in link
+    assert "&token=" in link
+    host.keyboard.press("Escape")
+
+    guest = new_page()
+    guest.goto(link)
+    joined = wait_joined(guest)
+    assert joined["view"]["seat"] == 1
+    assert joined["table"]["id"] == state(host)["table"]["id"]
+    # The secret leaves the address bar once the seat is stored.
+    assert "token=" not in guest.url
+    # The host (seat 0) sits on the guest's left; Ben (seat 2) on the right.
+    assert guest.inner_text("#seat-left-name") == EN["seat.player"].format(n=1)
+    assert guest.inner_text("#seat-right-name") == "Ben"
+    host.wait_for_function(
+        "() => pdk.state().table.seats.find(s => s.seat === 1).connected === true"
+    )
+    host.wait_for_selector(f"#seat-right .level:text-is('{EN['seat.human']}')")
