@@ -115,3 +115,41 @@ def test_solve_and_seat_view_agree_with_oracle_on_played_out_matches(preset: str
     assert _mismatches(positions, answers) == []
     assert view_mismatches == []
     assert table_mismatches == []
+
+
+MIXED_RULES = [
+    # Each house rule away from its presets' combinations.
+    engine.Rules(preset="mixed-1", removed_ace="AC", split_bombs=False),
+    engine.Rules(
+        preset="mixed-2",
+        first_play_three_spades=True,
+        later_leader="three_of_spades",
+        split_bombs=False,
+        bomb_payment="immediate",
+    ),
+    engine.Rules(preset="mixed-3", first_play_three_spades=False, bomb_payment="winning"),
+]
+
+
+@pytest.mark.parametrize("rules", MIXED_RULES, ids=lambda r: r.preset)
+def test_seat_view_agrees_with_oracle_under_mixed_house_rules(rules: engine.Rules) -> None:
+    rng = random.Random(f"mixed/{rules.preset}")
+    checked = 0
+    for state, _action in play_match(rules, 3, 5, rng):
+        deal = state.deal
+        if deal.result is not None:
+            continue
+        seat = deal.turn
+        hand = oracle.rank_counts(engine.card_code(c) for c in deal.hands[seat])
+        if deal.table is None and sum(hand) > 12 and rng.random() < 0.7:
+            continue
+        want = oracle.legal_plays(
+            hand,
+            oracle.rank_counts(deal.table.cards) if deal.table is not None else None,
+            next_has_one=len(deal.hands[(seat + 1) % 3]) == 1,
+            needs_three=deal.needs_three_of_spades,
+            split_bombs=rules.split_bombs,
+        )
+        assert engine.seat_view(state, seat).legal == want, (rules, deal.hands[seat], deal.table)
+        checked += 1
+    assert checked > 100
