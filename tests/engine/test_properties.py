@@ -15,7 +15,7 @@ from server.engine import MatchState, NextDeal, Pass, Play, Reason
 from .helpers import snapshot
 
 PROPERTY_SETTINGS = settings(
-    max_examples=20,
+    max_examples=60,
     derandomize=True,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
@@ -101,14 +101,28 @@ def _step(state: MatchState, rng: random.Random) -> None:
         )
 
 
+# The presets and every other combination of the house rules, each option on its own.
+RULES = st.one_of(
+    st.sampled_from(list(engine.PRESETS.values())),
+    st.builds(
+        engine.Rules,
+        preset=st.just("custom"),
+        removed_ace=st.sampled_from(["AS", "AC"]),
+        first_play_three_spades=st.booleans(),
+        later_leader=st.sampled_from(["winner", "three_of_spades"]),
+        split_bombs=st.booleans(),
+        bomb_payment=st.sampled_from(["immediate", "winning"]),
+    ),
+)
+
+
 @PROPERTY_SETTINGS
 @given(
-    preset=st.sampled_from(["classic", "sixteen", "kawu"]),
+    rules=RULES,
     seed=st.integers(min_value=0, max_value=2**31),
     deals=st.sampled_from([1, 5]),
 )
-def test_random_matches_keep_every_invariant(preset: str, seed: int, deals: int) -> None:
-    rules = engine.PRESETS[preset]
+def test_random_matches_keep_every_invariant(rules: engine.Rules, seed: int, deals: int) -> None:
     rng = random.Random(seed)
     state = engine.new_match(rules, seed, deals)
     steps = 0
