@@ -186,3 +186,22 @@ def test_pick_cards_prefers_the_card_that_must_be_included() -> None:
 def test_pick_cards_refuses_ranks_the_hand_lacks() -> None:
     with pytest.raises(ValueError, match="too few"):
         engine.pick_cards(["3S", "4S"], "33")
+
+
+def test_changing_a_seat_view_or_an_event_never_changes_the_state() -> None:
+    # Bots run in-process on their view; a bot that edits what it was given must
+    # not be able to edit the game.
+    state = make_state(["5S 5H 9S", "7S 7H 8S", "3H 4H"], played_any=[True] * 3)
+    events = play(state, 0, "5S 5H")
+    before = snapshot(state)
+    view = engine.seat_view(state, 1)
+    assert view.table is not None
+    view.table.cards.append("AH")
+    view.trick[0].cards.clear()
+    view.moves[0].cards.append("KD")
+    view.hand.append("2S")
+    view.counts[0] = 9
+    first = events[0]
+    assert isinstance(first, engine.Played)
+    first.cards.append("QS")
+    assert snapshot(state) == before
