@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from server.engine.conformance import solve
+
 from . import oracle
 from .perft_cases import HAND_CHECKED, build, load
 
@@ -87,3 +89,11 @@ def test_cli_echoes_any_json_id_and_skips_blank_lines() -> None:
     lines.insert(2, "")
     answers = _run_cli(lines)
     assert answers == [{"id": i, "plays": [], "pass": True} for i in ids]
+
+
+def test_solve_gives_an_error_for_every_invalid_reference_position() -> None:
+    invalid = [p for p in load() if "error" in p["expect"]]
+    for p in invalid:
+        got = solve({k: p[k] for k in INPUT_FIELDS})
+        assert set(got) == {"id", "error"}, p["id"]
+        assert got["id"] == p["id"]
