@@ -170,3 +170,20 @@ def test_following_needs_same_kind_and_length_and_higher_top_or_a_bomb(
     play: tuple[str, int, str], table: tuple[str, int, str], wins: bool
 ) -> None:
     assert beats(reading(*play), reading(*table)) is wins
+
+
+@pytest.mark.parametrize(
+    ("play", "table"),
+    [
+        ("34555", "444KA"),  # low extras: trio of 5s over trio of 4s with high extras
+        ("44455", "333A2"),
+        ("3344666777", "555666KKAA"),  # low wings: 6-7 airplane over 5-6 with high wings
+    ],
+)
+def test_extras_and_wings_never_affect_comparison(play: str, table: str) -> None:
+    mine = best_reading(parse_rank_string(play), final=False)
+    theirs = best_reading(parse_rank_string(table), final=False)
+    assert mine is not None
+    assert theirs is not None
+    assert beats(mine, theirs)
+    assert not beats(theirs, mine)

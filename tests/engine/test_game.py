@@ -360,3 +360,11 @@ def test_replay_from_seed_and_log_rebuilds_the_match_exactly() -> None:
         again = engine.replay(engine.PRESETS[preset], 77, 5, state.log)
         assert snapshot(again) == snapshot(state)
         assert again.log == state.log
+
+
+def test_suits_never_compare() -> None:
+    state = make_state(["9C 3D", "9S 4D", "5H"])
+    play(state, 0, "9C")
+    with pytest.raises(engine.IllegalActionError) as err:
+        play(state, 1, "9S")
+    assert err.value.reason is Reason.DOES_NOT_BEAT
