@@ -53,6 +53,15 @@ def selected_codes(page: Any) -> list[str]:
     return codes
 
 
+def assert_last_card_flags_shown(page: Any, view: dict[str, Any]) -> None:
+    me = view["seat"]
+    for side, seat in (("right", (me + 1) % 3), ("left", (me + 2) % 3)):
+        card = page.locator(f"#seat-{side} .seat-card")
+        flagged = view["last_card"][seat]
+        assert (card.locator(".badge.alarm").count() == 1) is flagged
+        assert ("is-last" in (card.get_attribute("class") or "")) is flagged
+
+
 def test_hints_and_passes_play_a_whole_deal_to_the_result_panel(
     live: Live, new_page: Callable[..., Any]
 ) -> None:
@@ -62,6 +71,7 @@ def test_hints_and_passes_play_a_whole_deal_to_the_result_panel(
         snapshot = wait_my_turn_or_result(page)
         if snapshot["view"]["result"] is not None:
             break
+        assert_last_card_flags_shown(page, snapshot["view"])
         take_turn_with_hint_or_pass(page)
         turns += 1
         assert turns < MAX_OWN_TURNS, "the deal did not end"
