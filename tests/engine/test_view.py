@@ -123,6 +123,11 @@ def test_every_hint_is_a_legal_concrete_play_and_they_cover_the_legal_plays() ->
             assert set(texts) <= set(view.legal)
             if len(view.legal) <= 30:
                 assert set(texts) == set(view.legal)
+            is_bomb = [len(t) == 4 and len(set(t)) == 1 for t in texts]
+            if view.legal and not all(len(p) == 4 and len(set(p)) == 1 for p in view.legal):
+                # A sensible first hint keeps the bombs while anything else will
+                # do, unless the bomb takes the seat out.
+                assert not is_bomb[0] or len(view.hints[0]) == len(view.hand)
             for hint in view.hints:
                 assert set(hint) <= set(view.hand)
                 engine.apply(_copy(state), Play(seat=seat, cards=hint))
