@@ -33,6 +33,7 @@ __all__ = [
     "beats",
     "deck_codes",
     "legal_plays",
+    "legal_readings",
     "rank_counts",
     "rank_key",
     "readings",
@@ -158,6 +159,40 @@ _FULL_SIZE = {
 }
 
 
+def legal_readings(
+    play: tuple[int, ...],
+    hand: tuple[int, ...],
+    to_beat: Reading | None,
+    *,
+    next_has_one: bool,
+    needs_three: bool,
+    split_bombs: bool,
+) -> list[Reading]:
+    """The readings under which ``play`` (rank counts, drawn from ``hand``) may be
+    played now; empty when the rules forbid it.  ``to_beat``: the table's reading."""
+    n = sum(play)
+    if n == 0:
+        return []
+    final = n == sum(hand)
+    usable = [r for r in readings(play) if final or not r.short]
+    # D = no: a held four of a kind leaves the hand only whole, as a bomb.
+    locked = [] if split_bombs else [r for r in range(KING + 1) if hand[r] == 4]
+    touched = [r for r in locked if play[r]]
+    if touched:
+        if not (n == 4 and play[touched[0]] == 4):
+            return []
+        usable = [r for r in usable if r.kind == "bomb"]
+    if needs_three and play[0] == 0:
+        return []
+    if to_beat is not None:
+        usable = [r for r in usable if beats(r, to_beat)]
+    if next_has_one and n == 1:
+        singles = [r for r in range(13) if hand[r] and r not in locked]
+        if play.index(1) != singles[-1]:
+            return []
+    return usable
+
+
 def legal_plays(
     hand: tuple[int, ...],
     table: tuple[int, ...] | None,
@@ -175,36 +210,23 @@ def legal_plays(
     to_beat = table_reading(table) if table is not None else None
     if table is not None and to_beat is None:
         raise ValueError("the table is no combination")
-    # D = no: a held four of a kind leaves the hand only whole, as a bomb.
-    locked = [] if split_bombs else [r for r in range(KING + 1) if hand[r] == 4]
-    singles = [r for r in range(13) if hand[r] and r not in locked]
-    highest_single = singles[-1] if singles else None
     # Only plays of these sizes could beat the table: its full form, a bomb, or
     # a short form, which is always the whole hand.
     sizes = None if to_beat is None else {_FULL_SIZE[to_beat.kind](to_beat.length), 4, total}
     found: set[str] = set()
     for sub in itertools.product(*(range(c + 1) for c in hand)):
-        n = sum(sub)
-        if n == 0 or (sizes is not None and n not in sizes):
+        if (sizes is not None and sum(sub) not in sizes) or not readings(sub):
             continue
-        final = n == total
-        usable = [r for r in readings(sub) if final or not r.short]
-        if not usable:
-            continue
-        touched = [r for r in locked if sub[r]]
-        if touched:
-            if not (n == 4 and sub[touched[0]] == 4):
-                continue
-            usable = [r for r in usable if r.kind == "bomb"]
-        if needs_three and sub[0] == 0:
-            continue
-        if to_beat is not None:
-            usable = [r for r in usable if beats(r, to_beat)]
-            if not usable:
-                continue
-        if next_has_one and n == 1 and sub.index(1) != highest_single:
-            continue
-        found.add(_counts_text(sub))
+        usable = legal_readings(
+            sub,
+            hand,
+            to_beat,
+            next_has_one=next_has_one,
+            needs_three=needs_three,
+            split_bombs=split_bombs,
+        )
+        if usable:
+            found.add(_counts_text(sub))
     return sorted(found, key=rank_key)
 
 
