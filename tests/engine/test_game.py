@@ -143,8 +143,9 @@ def test_later_deals_are_dealt_afresh_from_the_seed() -> None:
 def test_leader_plays_any_combination() -> None:
     state = make_state(["5S 5H 6S 6H 7S 7H 2S", "8S", "9S"])
     events = play(state, 0, "5S 5H 6S 6H 7S 7H")
-    assert events[0] == Played(seat=0, cards=["5S", "5H", "6S", "6H", "7S", "7H"],
-                               kind="pair_run", top="7")  # fmt: skip
+    assert events[0] == Played(
+        seat=0, cards=["5S", "5H", "6S", "6H", "7S", "7H"], kind="pair_run", top="7"
+    )
 
 
 def test_following_needs_same_kind_length_and_higher_top() -> None:
@@ -157,8 +158,10 @@ def test_following_needs_same_kind_length_and_higher_top() -> None:
     play(state, 1, "6H 7H 8H 9H TH")
     assert state.deal.table is not None
     assert (state.deal.table.kind, state.deal.table.top, state.deal.table.length) == (
-        "straight", "T", 5,
-    )  # fmt: skip
+        "straight",
+        "T",
+        5,
+    )
 
 
 def test_bomb_beats_any_non_bomb_and_only_a_higher_bomb_beats_a_bomb() -> None:
@@ -197,8 +200,11 @@ def test_a_play_between_passes_restarts_the_count() -> None:
     assert pass_(state, 0) == [Passed(seat=0)]
     assert state.deal.table is not None
     assert [(m.seat, m.kind) for m in state.deal.trick] == [
-        (0, "single"), (1, "pass"), (2, "single"), (0, "pass"),
-    ]  # fmt: skip
+        (0, "single"),
+        (1, "pass"),
+        (2, "single"),
+        (0, "pass"),
+    ]
     assert pass_(state, 1) == [Passed(seat=1), TrickCleared(leader=2)]
     assert state.deal.turn == 2
 
@@ -207,9 +213,11 @@ def test_leading_an_ambiguous_airplane_reads_it_with_the_higher_trios() -> None:
     state = make_state(["3S 3H 3D 4S 4H 4D 5S 5H 5D 6S KS", "9S", "TS"])
     events = play(state, 0, "3S 3H 3D 4S 4H 4D 5S 5H 5D 6S")
     assert events[0] == Played(
-        seat=0, cards=["3S", "3H", "3D", "4S", "4H", "4D", "5S", "5H", "5D", "6S"],
-        kind="airplane", top="5",
-    )  # fmt: skip
+        seat=0,
+        cards=["3S", "3H", "3D", "4S", "4H", "4D", "5S", "5H", "5D", "6S"],
+        kind="airplane",
+        top="5",
+    )
     assert state.deal.table is not None
     assert state.deal.table.length == 2
 
@@ -236,8 +244,10 @@ def test_worked_last_card_example_only_the_two_of_spades() -> None:
     view = engine.seat_view(state, 1)
     assert view.legal == ["2"]
     assert view.can_pass is False
-    for cards, reason in [("TS", Reason.MUST_PLAY_HIGHEST_SINGLE),
-                          ("KH", Reason.MUST_PLAY_HIGHEST_SINGLE)]:  # fmt: skip
+    for cards, reason in [
+        ("TS", Reason.MUST_PLAY_HIGHEST_SINGLE),
+        ("KH", Reason.MUST_PLAY_HIGHEST_SINGLE),
+    ]:
         before = snapshot(state)
         with pytest.raises(engine.IllegalActionError) as err:
             play(state, 1, cards)

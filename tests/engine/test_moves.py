@@ -47,8 +47,11 @@ def test_pass_is_the_only_choice_when_nothing_beats() -> None:
 
 def test_must_hold_a_three_when_the_three_of_spades_is_required() -> None:
     assert legal("3456789", needs_three=True) == [
-        "3", "34567", "345678", "3456789",
-    ]  # fmt: skip
+        "3",
+        "34567",
+        "345678",
+        "3456789",
+    ]
 
 
 def test_locked_bombs_leave_only_whole() -> None:
