@@ -294,9 +294,8 @@ function onHint(msg) {
 }
 
 function onError(msg) {
-  if (msg.version !== undefined && msg.version !== null && app.version !== null && msg.version > app.version) {
-    app.version = msg.version;
-  }
+  // msg.version is deliberately not adopted: the next `state` brings it with the view it
+  // belongs to, and acting on a newer version with an older view could misplay.
   cue("error");
   toast(reasonText(msg.code, msg.message));
   announce(reasonText(msg.code, msg.message));

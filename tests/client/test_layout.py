@@ -125,6 +125,23 @@ def test_result_panel_fits_the_viewport(
     page.screenshot(path=str(shot_dir(tmp_path) / f"result-{name}.png"))
 
 
+@pytest.mark.parametrize("locale", ["en-US", "de-DE", "zh-CN", "it-IT"])
+@pytest.mark.parametrize("name", ["portrait", "phone-landscape"])
+def test_every_language_fits_a_phone(
+    name: str, locale: str, live: Live, new_page: Callable[..., Any]
+) -> None:
+    width, height = VIEWPORTS[name]
+    (seat,) = live.create_table(seed=SEED, bot_speed_ms=0)
+    page = new_page(width=width, height=height, locale=locale)
+    page.goto(live.seat_url(seat))
+    wait_joined(page)
+    assert_fits(page)
+    for selector in TOUCH:
+        box = page.locator(selector).bounding_box()
+        assert box is not None, selector
+        assert box["x"] + box["width"] <= width, f"{selector} sticks out: {box}"
+
+
 def test_settings_and_rules_sheets_fit_a_phone(live: Live, new_page: Callable[..., Any]) -> None:
     (seat,) = live.create_table(seed=SEED, bot_speed_ms=0)
     page = new_page(width=390, height=844)
