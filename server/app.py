@@ -106,6 +106,9 @@ def create_app(
         store = TableStore(redis, settings.table_ttl_seconds)
         registry = Registry(store, idle_seconds=idle_seconds)
         holder["services"] = _Services(redis, store, registry)
+        # Exposed for operators' tooling and tests; the app itself goes through ``holder``.
+        app.state.store = store
+        app.state.registry = registry
         try:
             yield
         finally:
