@@ -51,6 +51,8 @@ log = logging.getLogger(__name__)
 # A socket that has not sent its join by then is closed (4400).
 JOIN_TIMEOUT_SECONDS = 30.0
 MAX_BODY_BYTES = 4096
+REDIS_POOL_SIZE = 32
+REDIS_POOL_TIMEOUT_SECONDS = 10.0
 _CLOSE_TIMEOUT_SECONDS = 2.0
 
 _STATUS_CODES = {
@@ -102,7 +104,12 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        redis = aioredis.from_url(redis_url)
+        # A bounded pool that waits for a free connection: hundreds of rooms writing at
+        # once queue here instead of failing with "Too many connections".
+        pool = aioredis.BlockingConnectionPool.from_url(
+            redis_url, max_connections=REDIS_POOL_SIZE, timeout=REDIS_POOL_TIMEOUT_SECONDS
+        )
+        redis = aioredis.Redis(connection_pool=pool)
         store = TableStore(redis, settings.table_ttl_seconds)
         registry = Registry(store, idle_seconds=idle_seconds)
         holder["services"] = _Services(redis, store, registry)
@@ -114,6 +121,7 @@ def create_app(
         finally:
             await registry.close()
             await redis.aclose()
+            await pool.aclose()
 
     async def create_table(request: Request) -> Response:
         body = await _read_body(request)
