@@ -53,7 +53,7 @@ def solve(position: dict[str, Any]) -> dict[str, Any]:
         next_has_one = _field(position, "next_has_one", bool, False)
         first_play = _field(position, "first_play", bool, False)
         if not all(isinstance(c, str) for c in hand_codes + table_codes):
-            raise _Invalid("cards must be strings such as \"3S\"")
+            raise _Invalid('cards must be strings such as "3S"')
         hand = parse_cards(hand_codes)
         table = parse_cards(table_codes)
         if set(hand) & set(table) or len(set(hand) | set(table)) < len(hand) + len(table):
@@ -76,9 +76,7 @@ def solve(position: dict[str, Any]) -> dict[str, Any]:
             raise _Invalid("the first play of a match has no table to beat")
         if needs_three and THREE_OF_SPADES not in hand:
             raise _Invalid("the first play needs the 3 of spades, which is not in the hand")
-        plays = legal_plays(
-            counts_of(hand), reading, next_has_one, needs_three, rules.split_bombs
-        )
+        plays = legal_plays(counts_of(hand), reading, next_has_one, needs_three, rules.split_bombs)
     except (_Invalid, EngineError) as exc:
         return {"id": ident, "error": str(exc)}
     return {

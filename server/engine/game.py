@@ -227,7 +227,7 @@ def _play(state: MatchState, action: Play) -> list[Event]:
     codes = [card_code(c) for c in sorted(cards)]
     kind = KIND_NAMES[reading.kind]
     move = Move(seat=seat, cards=codes, kind=kind, top=RANKS[reading.top], length=reading.length)
-    events: list[Event] = [Played(seat=seat, cards=codes, kind=kind, top=move.top)]
+    events: list[Event] = [Played(seat=seat, cards=list(codes), kind=kind, top=move.top)]
     deal.table = move
     deal.leader = seat
     deal.passes = 0
@@ -307,7 +307,7 @@ def _end_deal(state: MatchState, winner: int) -> list[Event]:
     deal.result = result
     deal.turn = -1
     state.results.append(result)
-    events: list[Event] = [DealEnded(winner=winner, totals=deal_totals)]
+    events: list[Event] = [DealEnded(winner=winner, totals=list(deal_totals))]
     if deal.deal_no == state.deals:
         best = max(state.totals)
         state.winners = [s for s in range(SEATS) if state.totals[s] == best]

@@ -74,9 +74,9 @@ def seat_view(state: MatchState, seat: int) -> SeatView:
         last_card=[len(h) == 1 for h in deal.hands],
         turn=deal.turn if deal.result is None else None,
         leader=deal.leader,
-        table=deal.table,
-        trick=list(deal.trick),
-        moves=list(deal.moves),
+        table=None if deal.table is None else _own_move(deal.table),
+        trick=[_own_move(m) for m in deal.trick],
+        moves=[_own_move(m) for m in deal.moves],
         legal=[counts_string(p) for p in sorted(legal, key=sort_key)],
         must_include=must_include,
         can_pass=can_pass,
@@ -88,10 +88,29 @@ def seat_view(state: MatchState, seat: int) -> SeatView:
         counter=_counter(state, hand),
         bomb_points=list(deal.bomb_points),
         totals=list(state.totals),
-        result=deal.result,
-        results=list(state.results),
+        result=None if deal.result is None else _own_result(deal.result),
+        results=[_own_result(r) for r in state.results],
         match_over=state.winners is not None,
         winners=list(state.winners or []),
+    )
+
+
+# A view is handed to bots in-process: it must share no mutable list with the
+# state, or a bot that edits its view would edit the game.
+def _own_move(m: Move) -> Move:
+    return Move(seat=m.seat, cards=list(m.cards), kind=m.kind, top=m.top, length=m.length)
+
+
+def _own_result(r: DealResult) -> DealResult:
+    return DealResult(
+        deal_no=r.deal_no,
+        winner=r.winner,
+        cards_left=list(r.cards_left),
+        shut_out=list(r.shut_out),
+        bomb_points=list(r.bomb_points),
+        card_points=list(r.card_points),
+        deal_totals=list(r.deal_totals),
+        match_totals=list(r.match_totals),
     )
 
 
