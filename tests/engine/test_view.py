@@ -144,8 +144,10 @@ def test_first_hint_follows_cheaply_and_keeps_the_bomb() -> None:
 
 
 def test_first_hint_goes_out_when_the_whole_hand_is_a_play() -> None:
-    state = make_state(["3S 4H 5D 6C 7S", "9S", "TS"])
-    assert engine.seat_view(state, 0).hints[0] == ["3S", "4H", "5D", "6C", "7S"]
+    state = make_state(["3S 4H 5D 6C 7S", "9S 9H", "TS"])
+    view = engine.seat_view(state, 0)
+    assert len(view.legal) == 6
+    assert view.hints[0] == ["3S", "4H", "5D", "6C", "7S"]
 
 
 def test_card_counter_is_deck_minus_own_hand_minus_played() -> None:
