@@ -212,3 +212,23 @@ def test_changing_a_seat_view_or_an_event_never_changes_the_state() -> None:
     assert isinstance(first, engine.Played)
     first.cards.append("QS")
     assert snapshot(state) == before
+
+
+def test_changing_deal_results_in_a_view_or_events_never_changes_the_state() -> None:
+    state = make_state(["5S", "7S 7H 8S", "3H 4H"], played_any=[True] * 3)
+    events = play(state, 0, "5S")
+    before = snapshot(state)
+    view = engine.seat_view(state, 2)
+    assert view.result is not None
+    view.result.cards_left[1] = 0
+    view.result.match_totals.append(1)
+    view.results[0].deal_totals[0] = 99
+    view.bomb_points[0] = 10
+    view.totals[0] = 99
+    view.winners.append(2)
+    for event in events:
+        for name in ("totals", "winners", "points", "cards"):
+            value = getattr(event, name, None)
+            if isinstance(value, list):
+                value.append(7)
+    assert snapshot(state) == before
