@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +14,7 @@ from server import engine
 from server.engine import Reason
 from server.engine.cards import card_rank, deal_hands, rank_string
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
 PRESET_ACE = {"classic": "AS", "sixteen": "AS", "kawu": "AC"}
 
 
@@ -81,3 +86,23 @@ def test_deal_is_determined_by_seed_and_deal_number() -> None:
 def test_seeds_give_varied_deals() -> None:
     first_hands = {tuple(deal_hands("AS", seed, 1)[0]) for seed in range(50)}
     assert len(first_hands) == 50
+
+
+def test_deal_does_not_depend_on_the_process_hash_seed() -> None:
+    code = (
+        "from server.engine.cards import deal_hands; "
+        "print([deal_hands(a, 2024, n) for a in ('AS', 'AC') for n in (1, 2)])"
+    )
+    outputs = set()
+    for hash_seed in ("0", "1", "12345"):
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=REPO_ROOT,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+        )
+        outputs.add(done.stdout)
+    assert len(outputs) == 1
+    assert repr([deal_hands(a, 2024, n) for a in ("AS", "AC") for n in (1, 2)]) + "\n" in outputs
