@@ -378,3 +378,14 @@ def test_suits_never_compare() -> None:
     with pytest.raises(engine.IllegalActionError) as err:
         play(state, 1, "9S")
     assert err.value.reason is Reason.DOES_NOT_BEAT
+
+
+def test_the_log_keeps_its_own_copy_of_each_action() -> None:
+    # apply is the only way a match changes: a caller reusing its card list
+    # afterwards must not rewrite the log that replays the match.
+    state = make_state(["5S 5H 9S", "7S 7H 8S", "3H 4H"])
+    cards = ["5S", "5H"]
+    engine.apply(state, Play(seat=0, cards=cards))
+    before = snapshot(state)
+    cards[:] = ["9S"]
+    assert snapshot(state) == before
