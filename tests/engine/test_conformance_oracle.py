@@ -16,7 +16,7 @@ from .playout import conformance_position, play_match
 from .positions import random_position
 
 PRESETS = ("classic", "sixteen", "kawu")
-RANDOM_POSITIONS = 1200  # per preset
+RANDOM_POSITIONS = 2000  # per preset
 
 
 def _mismatches(positions: list[dict[str, Any]], answers: list[dict[str, Any]]) -> list[str]:
