@@ -17,6 +17,7 @@ from .helpers import snapshot
 PROPERTY_SETTINGS = settings(
     max_examples=60,
     derandomize=True,
+    database=None,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
