@@ -69,6 +69,10 @@ def _step(state: MatchState, rng: random.Random) -> None:
     deal = state.deal
     seat = deal.turn
     view = engine.seat_view(state, seat)
+    # A hint is there whenever a play is, and the first one is accepted.
+    assert bool(view.hints) == bool(view.legal)
+    if view.hints:
+        engine.apply(_copy(state), Play(seat=seat, cards=view.hints[0]))
     # Every legal play, made concrete with pick_cards, is accepted (a sample of them).
     for ranks in rng.sample(view.legal, min(3, len(view.legal))):
         cards = engine.pick_cards(view.hand, ranks, view.must_include)
