@@ -148,15 +148,13 @@ def beats(play: Reading, table: Reading) -> bool:
     return play.kind == table.kind and play.length == table.length and play.top > table.top
 
 
-_FULL_SIZE = {
-    "single": lambda length: 1,
-    "pair": lambda length: 2,
-    "pair_run": lambda length: 2 * length,
-    "straight": lambda length: length,
-    "trio_two": lambda length: 5,
-    "airplane": lambda length: 5 * length,
-    "bomb": lambda length: 4,
-}
+def _full_size(reading: Reading) -> int:
+    """How many cards the full form of a reading's kind and length holds."""
+    per_unit = {"pair_run": 2, "straight": 1, "airplane": 5}
+    fixed = {"single": 1, "pair": 2, "trio_two": 5, "bomb": 4}
+    if reading.kind in fixed:
+        return fixed[reading.kind]
+    return per_unit[reading.kind] * reading.length
 
 
 def legal_readings(
@@ -212,7 +210,7 @@ def legal_plays(
         raise ValueError("the table is no combination")
     # Only plays of these sizes could beat the table: its full form, a bomb, or
     # a short form, which is always the whole hand.
-    sizes = None if to_beat is None else {_FULL_SIZE[to_beat.kind](to_beat.length), 4, total}
+    sizes = None if to_beat is None else {_full_size(to_beat), 4, total}
     found: set[str] = set()
     for sub in itertools.product(*(range(c + 1) for c in hand)):
         if (sizes is not None and sum(sub) not in sizes) or not readings(sub):

@@ -24,8 +24,8 @@ def _mismatches(positions: list[dict[str, Any]], answers: list[dict[str, Any]]) 
     for position, want in zip(positions, answers, strict=True):
         got = solve(position)
         if got != want:
-            missing = sorted(set(want["plays"]) - set(got.get("plays", [])))  # type: ignore[arg-type]
-            extra = sorted(set(got.get("plays", [])) - set(want["plays"]))  # type: ignore[arg-type]
+            missing = sorted(set(want["plays"]) - set(got.get("plays", [])))
+            extra = sorted(set(got.get("plays", [])) - set(want["plays"]))
             out.append(
                 f"{position}: missing {missing[:8]} extra {extra[:8]} "
                 f"pass {got.get('pass')} (want {want['pass']}) {got.get('error', '')}"
@@ -87,10 +87,10 @@ def test_solve_agrees_with_oracle_on_random_positions(preset: str) -> None:
 def test_solve_and_seat_view_agree_with_oracle_on_played_out_matches(preset: str) -> None:
     rules = engine.PRESETS[preset]
     rng = random.Random(f"playout/{preset}")
-    positions = []
-    answers = []
-    view_mismatches = []
-    table_mismatches = []
+    positions: list[dict[str, Any]] = []
+    answers: list[dict[str, Any]] = []
+    view_mismatches: list[dict[str, Any]] = []
+    table_mismatches: list[tuple[engine.Move, oracle.Reading]] = []
     for seed in range(2):
         for state, _action in play_match(rules, seed, 5, rng):
             deal = state.deal

@@ -82,7 +82,7 @@ def test_cli_answers_every_reference_position_exactly_and_goes_on_after_errors()
 
 
 def test_cli_echoes_any_json_id_and_skips_blank_lines() -> None:
-    position = {"rules": "classic", "hand": ["3S", "3H"], "table": ["AH"]}
+    position: dict[str, Any] = {"rules": "classic", "hand": ["3S", "3H"], "table": ["AH"]}
     position.update(next_has_one=False, first_play=False)
     ids: list[Any] = [7, "x", None, [1, "a"], {"k": 2}, 1.5]
     lines = [json.dumps({**position, "id": i}) for i in ids]

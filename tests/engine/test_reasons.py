@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 import pytest
 
@@ -60,7 +61,7 @@ CASES: dict[str, tuple[Reason, Case]] = {
     "pass after the deal": (Reason.DEAL_OVER, lambda: (_deal_over(), Pass(seat=1))),
     "next deal too soon": (Reason.DEAL_IN_PROGRESS, lambda: (_lead(), NextDeal())),
     "next deal after the match": (Reason.MATCH_OVER, lambda: (_match_over(), NextDeal())),
-    "not an action": (Reason.INVALID_POSITION, lambda: (_lead(), "undo")),  # type: ignore[dict-item]
+    "not an action": (Reason.INVALID_POSITION, lambda: (_lead(), cast(Action, "undo"))),
     "out of turn play": (Reason.NOT_YOUR_TURN, lambda: (_lead(), Play(seat=1, cards=["6S"]))),
     "out of turn pass": (Reason.NOT_YOUR_TURN, lambda: (_lead(), Pass(seat=2))),
     "card held by another seat": (
