@@ -126,7 +126,8 @@ def apply(state: MatchState, action: Action) -> list[Event]:
         events = _next_deal(state)
     else:
         raise InvalidActionError(Reason.INVALID_POSITION, f"unknown action {action!r}")
-    state.log.append(action)
+    # The log must not share the caller's card list: it is what replays the match.
+    state.log.append(Play(action.seat, list(action.cards)) if isinstance(action, Play) else action)
     return events
 
 

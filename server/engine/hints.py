@@ -23,14 +23,14 @@ def _cost(hand: Counts, play: Counts, leading: bool) -> tuple[int, ...]:
             if took < count_at(hand, r):
                 broken += 1
     size = sum(count_at(play, r) for r in range(13))
-    if size == sum(count_at(hand, r) for r in range(13)):
+    if play == hand:
         # Going out beats any other consideration.
-        return (0, 0, 0, 0, 0)
+        return (0,)
     if leading:
         # Shed many low cards without breaking groups; keep bombs.
-        return (int(is_bomb), broken, high, -size, play)
+        return (1, int(is_bomb), broken, high, -size, play)
     # Beat as cheaply as possible: whole groups, lowest top, bombs last.
-    return (int(is_bomb), broken, high, size, play)
+    return (1, int(is_bomb), broken, high, size, play)
 
 
 def rank_hints(hand: Counts, legal: tuple[Counts, ...], *, leading: bool) -> list[Counts]:
