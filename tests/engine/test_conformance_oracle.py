@@ -7,13 +7,15 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from server import engine
 from server.engine.conformance import solve
 
 from . import oracle
 from .playout import conformance_position, play_match
-from .positions import random_position
+from .positions import TABLE_KINDS, random_position, random_table
 
 PRESETS = ("classic", "sixteen", "kawu")
 RANDOM_POSITIONS = 2000  # per preset
@@ -153,3 +155,31 @@ def test_seat_view_agrees_with_oracle_under_mixed_house_rules(rules: engine.Rule
         assert engine.seat_view(state, seat).legal == want, (rules, deal.hands[seat], deal.table)
         checked += 1
     assert checked > 100
+
+
+@settings(max_examples=600, derandomize=True, database=None, deadline=None)
+@given(
+    preset=st.sampled_from(PRESETS),
+    picks=st.lists(st.integers(min_value=0, max_value=47), min_size=1, max_size=16, unique=True),
+    table_seed=st.integers(min_value=0, max_value=10**6),
+    table_kind=st.sampled_from((None, *TABLE_KINDS)),
+    next_has_one=st.booleans(),
+)
+def test_solve_agrees_with_oracle_on_hypothesis_positions(
+    preset: str, picks: list[int], table_seed: int, table_kind: str | None, next_has_one: bool
+) -> None:
+    deck = oracle.deck_codes(oracle.PRESETS[preset].removed_ace)
+    hand = [deck[i] for i in picks]
+    rest = [c for c in deck if c not in hand]
+    table = []
+    if table_kind is not None:
+        table = random_table(random.Random(table_seed), rest, table_kind) or []
+    position = {
+        "id": 0,
+        "rules": preset,
+        "hand": hand,
+        "table": table,
+        "next_has_one": next_has_one,
+        "first_play": False,
+    }
+    assert solve(position) == oracle.solve(position)
