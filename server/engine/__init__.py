@@ -23,7 +23,7 @@ from .errors import EngineError, IllegalActionError, InvalidActionError, Reason
 from .game import MATCH_LENGTHS, apply, new_match, replay
 from .rules import PRESETS, Rules
 from .state import DealResult, DealState, MatchState, Move
-from .view import SeatView, pick_cards, seat_view
+from .view import SeatView, hints_for, pick_cards, seat_view
 
 __all__ = [
     "MATCH_LENGTHS",
@@ -56,6 +56,7 @@ __all__ = [
     "apply",
     "card_code",
     "deck",
+    "hints_for",
     "new_match",
     "parse_card",
     "parse_cards",

@@ -13,7 +13,7 @@ from .moves import sort_key
 from .rules import Rules
 from .state import SEATS, DealResult, MatchState, Move
 
-__all__ = ["SeatView", "pick_cards", "seat_view"]
+__all__ = ["SeatView", "hints_for", "pick_cards", "seat_view"]
 
 
 class SeatView(msgspec.Struct, frozen=True):
@@ -81,10 +81,7 @@ def seat_view(state: MatchState, seat: int) -> SeatView:
         must_include=must_include,
         can_pass=can_pass,
         pass_reason=pass_reason,
-        hints=[
-            pick_cards(hand_codes, counts_string(p), must_include)
-            for p in rank_hints(counts_of(hand), legal, leading=deal.table is None)[:MAX_HINTS]
-        ],
+        hints=hints_for(state, seat, limit=MAX_HINTS),
         counter=_counter(state, hand),
         bomb_points=list(deal.bomb_points),
         totals=list(state.totals),
@@ -93,6 +90,22 @@ def seat_view(state: MatchState, seat: int) -> SeatView:
         match_over=state.winners is not None,
         winners=list(state.winners or []),
     )
+
+
+def hints_for(state: MatchState, seat: int, *, limit: int | None = None) -> list[list[str]]:
+    """Every legal play of ``seat`` as concrete cards, the most sensible first.
+
+    The view carries the first ``MAX_HINTS``; a hint request cycles through all.
+    """
+    deal = state.deal
+    legal = legal_for(state, seat)
+    if not legal:
+        return []
+    hand = deal.hands[seat]
+    hand_codes = [card_code(c) for c in hand]
+    must_include = card_code(THREE_OF_SPADES) if deal.needs_three_of_spades else None
+    ranked = rank_hints(counts_of(hand), legal, leading=deal.table is None)
+    return [pick_cards(hand_codes, counts_string(p), must_include) for p in ranked[:limit]]
 
 
 # A view is handed to bots in-process: it must share no mutable list with the

@@ -118,6 +118,7 @@ class Room:
         # Per-version caches: a seat's view, and where its hint cycle stands.
         self._views: dict[int, SeatView] = {}
         self._hint_next: dict[int, int] = {}
+        self._all_hints: dict[int, list[list[str]]] = {}
         self._bot_task: asyncio.Task[None] | None = None
         self._idle_timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
@@ -322,6 +323,7 @@ class Room:
             self._bot_speed_ms = entry.ms
         self._views.clear()
         self._hint_next.clear()
+        self._all_hints.clear()
         self._broadcast(events)
         self._schedule_bot()
         return True
@@ -355,8 +357,15 @@ class Room:
             view = self._views[seat] = engine.seat_view(self._state, seat)
         return view
 
+    def _hints(self, seat: int) -> list[list[str]]:
+        # The view carries only the first few hints; cycling reaches every legal play.
+        hints = self._all_hints.get(seat)
+        if hints is None:
+            hints = self._all_hints[seat] = engine.hints_for(self._state, seat)
+        return hints
+
     def _hint(self, conn: Connection) -> None:
-        hints = self._view(conn.seat).hints
+        hints = self._hints(conn.seat)
         if not hints:
             conn.push(encode(HintReply(version=self._version, cards=[], index=0, count=0)))
             return

@@ -135,6 +135,16 @@ def test_every_hint_is_a_legal_concrete_play_and_they_cover_the_legal_plays() ->
     assert checked > 50
 
 
+def test_hint_cycle_reaches_every_legal_play_beyond_the_views_first_hints() -> None:
+    # 16 cards with trios: hundreds of trio + two and airplane plays to lead.
+    state = make_state(["3S 3H 3D 4S 4H 4D 5S 5H 5D 6S 7S 8S 9S TS JS QS", "KS KH", "AH"])
+    view = engine.seat_view(state, 0)
+    every = engine.hints_for(state, 0)
+    assert len(view.legal) > len(view.hints)
+    assert every[: len(view.hints)] == view.hints
+    assert sorted("".join(c[0] for c in h) for h in every) == sorted(view.legal)
+
+
 def test_first_hint_follows_cheaply_and_keeps_the_bomb() -> None:
     state = make_state(["5S 3C", "6S 9H 2S KS KH KD KC", "4H 4D"], played_any=[True] * 3)
     play(state, 0, "5S")
