@@ -15,7 +15,10 @@ import pytest
 from client_helpers import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, Live
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API keeps its own event loop
+# running until it stops, which would break every asyncio test collected after
+# the browser tests.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
         pytest.skip(
