@@ -31,6 +31,10 @@ MAX_CANDIDATES = 6
 MOVES_PER_SECOND = 40000
 ENDGAME_CARDS = 12
 ENDGAME_NODES = 20000
+# Simulated moves (or endgame nodes) between two readings of the clock: every
+# one, since a move on cold caches can take milliseconds and a reading takes
+# well under a microsecond.
+CLOCK_EVERY = 1
 
 Clock = Callable[[], float]
 
@@ -43,12 +47,31 @@ class SearchStats:
         self.stopped_by_clock = False
 
 
-def _rollout(sim: SimDeal, seat: int) -> tuple[int, int]:
+class _OutOfTime(Exception):
+    pass
+
+
+class _Timer:
+    """Reads the clock every few simulated moves; raises once the deadline has passed."""
+
+    def __init__(self, clock: Clock, budget: float) -> None:
+        self.clock = clock
+        self.deadline = clock() + budget
+        self.ticks = 0
+
+    def tick(self) -> None:
+        self.ticks += 1
+        if self.ticks % CLOCK_EVERY == 0 and self.clock() >= self.deadline:
+            raise _OutOfTime
+
+
+def _rollout(sim: SimDeal, seat: int, timer: _Timer) -> tuple[int, int]:
     """Play ``sim`` out with the normal policy for everyone: the deal score of ``seat``
     and the number of moves simulated."""
     moves = 0
     while sim.winner < 0:
         moves += 1
+        timer.tick()
         t = sim.turn
         legal = sim.legal()
         if not legal:
@@ -85,7 +108,8 @@ def _key(sim: SimDeal) -> tuple[object, ...]:
 class _Endgame:
     """Max-n search of a deal with every hand known, bounded by a node count."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, timer: _Timer) -> None:
+        self.timer = timer
         self.nodes = 0
         self.limit = limit
         self.memo: dict[tuple[object, ...], tuple[int, ...]] = {}
@@ -99,6 +123,7 @@ class _Endgame:
         if hit is not None:
             return hit
         self.nodes += 1
+        self.timer.tick()
         if self.nodes > self.limit:
             raise _TooBig
         legal = sim.legal()
@@ -139,7 +164,11 @@ def search(
     clock: Clock = time.perf_counter,
     stats: SearchStats | None = None,
 ) -> Counts:
-    """The play among ``legal`` with the best mean deal score over sampled deals."""
+    """The play among ``legal`` with the best mean deal score over sampled deals.
+
+    If even the first sample cannot be finished in time, the normal policy's
+    favourite is played.
+    """
     stats = stats if stats is not None else SearchStats()
     sit = Situation(
         obs.seat, obs.hand, obs.sizes, obs.table, obs.unseen, obs.split, obs.pay_immediately
@@ -150,40 +179,44 @@ def search(
     if len(cands) == 1:
         return cands[0]
     totals = [0.0] * len(cands)
-    deadline = clock() + budget
+    timer = _Timer(clock, budget)
     work = budget * MOVES_PER_SECOND
     sampler = Sampler(obs, rng)
     exact_ok = sum(obs.sizes) <= ENDGAME_CARDS
-    while stats.moves < work or stats.samples == 0:
-        if clock() >= deadline and stats.samples > 0:
-            stats.stopped_by_clock = True
-            break
-        hands = sampler.sample()
-        base = _zero_bombs(obs.sim(hands))
-        values: list[float] | None = None
-        if exact_ok:
-            solver = _Endgame(ENDGAME_NODES)
-            try:
+    try:
+        while stats.moves < work:
+            timer.tick()
+            hands = sampler.sample()
+            base = _zero_bombs(obs.sim(hands))
+            values: list[float] | None = None
+            if exact_ok:
+                solver = _Endgame(ENDGAME_NODES, timer)
+                try:
+                    values = []
+                    for c in cands:
+                        nxt = base.copy()
+                        nxt.play(c)
+                        values.append(float(solver.value(nxt)[obs.seat]))
+                    stats.exact += 1
+                except _TooBig:
+                    exact_ok = False
+                    values = None
+                stats.moves += solver.nodes
+            if values is None:
                 values = []
                 for c in cands:
-                    nxt = base.copy()
-                    nxt.play(c)
-                    values.append(float(solver.value(nxt)[obs.seat]))
-                stats.exact += 1
-            except _TooBig:
-                exact_ok = False
-                values = None
-            stats.moves += solver.nodes
-        if values is None:
-            values = []
-            for c in cands:
-                sim = base.copy()
-                sim.play(c)
-                score, moves = _rollout(sim, obs.seat)
-                values.append(float(score))
-                stats.moves += moves + 1
-        for i, v in enumerate(values):
-            totals[i] += v
-        stats.samples += 1
+                    sim = base.copy()
+                    sim.play(c)
+                    score, moves = _rollout(sim, obs.seat, timer)
+                    values.append(float(score))
+                    stats.moves += moves + 1
+            # A sample counts only once every candidate has been scored on it.
+            for i, v in enumerate(values):
+                totals[i] += v
+            stats.samples += 1
+    except _OutOfTime:
+        stats.stopped_by_clock = True
+    if stats.samples == 0:
+        return cands[0]
     best = max(range(len(cands)), key=lambda i: (totals[i], -i))
     return cands[best]

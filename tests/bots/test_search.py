@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 
 from server.bots import make_bot
-from server.bots.levels import legal_of
+from server.bots.levels import legal_of, situation_of
 from server.bots.observe import observe
+from server.bots.policy import normal_choice
 from server.bots.search import MOVES_PER_SECOND, SearchStats, search
 from server.bots.strong import StrongBot
 from server.engine import PRESETS, SeatView, apply, new_match, seat_view
@@ -38,16 +39,28 @@ def view_with_choices(preset: str, seed: int, min_cards: int = 0) -> SeatView:
     raise AssertionError("no such position in this deal")
 
 
-def test_search_stops_when_the_clock_runs_out() -> None:
+def test_search_stops_at_the_first_clock_reading_past_its_deadline() -> None:
     view = view_with_choices("classic", 4)
     obs = observe(view)
     stats = SearchStats()
-    clock = TickingClock(step=1.0)
-    search(obs, legal_of(obs), random.Random(1), 3.0, clock, stats)
+    clock = TickingClock(step=0.0001)
+    search(obs, legal_of(obs), random.Random(1), 0.05, clock, stats)
     assert stats.stopped_by_clock
-    # The deadline is read once per sample: 3 seconds of budget at 1 second a read.
-    assert 1 <= stats.samples <= 3
-    assert stats.moves < 3.0 * MOVES_PER_SECOND
+    assert stats.samples >= 1
+    # 50 ms of budget at 0.1 ms a reading: the 501st reading is past the deadline.
+    assert clock.reads == 501
+    assert stats.moves < 0.05 * MOVES_PER_SECOND
+
+
+def test_search_out_of_time_before_one_sample_plays_the_normal_choice() -> None:
+    view = view_with_choices("classic", 4)
+    obs = observe(view)
+    legal = legal_of(obs)
+    stats = SearchStats()
+    play = search(obs, legal, random.Random(1), 0.5, TickingClock(step=1.0), stats)
+    assert stats.stopped_by_clock
+    assert stats.samples == 0
+    assert play == normal_choice(situation_of(obs), legal)
 
 
 def test_search_stops_on_its_work_budget_when_the_clock_stands_still() -> None:
