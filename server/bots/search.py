@@ -6,9 +6,10 @@ maximises its own deal score) when few cards remain, otherwise by the normal
 policy for all three seats.  The candidate with the best mean deal score for
 the bot wins -- points, not merely the chance to go out first.
 
-The budget is counted twice: a deterministic work budget (simulated moves),
-which normally ends the search so a seed and a view always give the same play,
-and a clock, which ends it early only when the machine is slower than usual.
+The budget is counted twice: a work budget (simulated moves), which when it
+ends the search makes a seed and a view always give the same play, and the
+clock, read before every simulated move, which ends it first whenever the
+machine is slower than the work budget assumes (cold caches, a busy host).
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from .sim import SEATS, SimDeal
 __all__ = ["MAX_CANDIDATES", "SearchStats", "search"]
 
 MAX_CANDIDATES = 6
-# Simulated moves per second of budget: below what one core manages, so the
-# deterministic work budget, not the clock, normally ends the search.
+# Simulated moves per second of budget: about what one warm core manages, so
+# the reproducible work budget ends most searches once caches are warm.
 MOVES_PER_SECOND = 40000
 ENDGAME_CARDS = 12
 ENDGAME_NODES = 20000
@@ -52,7 +53,7 @@ class _OutOfTime(Exception):
 
 
 class _Timer:
-    """Reads the clock every few simulated moves; raises once the deadline has passed."""
+    """Reads the clock every ``CLOCK_EVERY`` ticks; raises once the deadline has passed."""
 
     def __init__(self, clock: Clock, budget: float) -> None:
         self.clock = clock
