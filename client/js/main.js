@@ -8,7 +8,6 @@ import { cardName, detectLanguage, language, setLanguage, t } from "./i18n.js";
 import { ApiError, Connection, createTable } from "./net.js";
 import {
   $,
-  describeMove,
   h,
   placement,
   renderCounter,
@@ -21,6 +20,7 @@ import {
 } from "./render.js";
 import { showRules } from "./rules.js";
 import { SettingsSheet } from "./settings.js";
+import { announce, bindNarration, narrate, toast } from "./narrate.js";
 import { cue, setSound } from "./sound.js";
 import { clearSession, loadSession, loadSettings, saveSession, saveSettings, sessionFromHash } from "./store.js";
 
@@ -67,6 +67,8 @@ const app = {
   hintLabel: "",
   net: { state: "connecting" },
 };
+
+bindNarration({ announcer: els.announcer, toast: els.toast });
 
 const hand = new Hand(els.hand, { nameOf: cardName, onChange: () => updateControls() });
 
@@ -334,67 +336,6 @@ function openResult() {
   const won = app.view.match_over ? app.view.winners.includes(app.view.seat) : app.view.result.winner === app.view.seat;
   cue(won ? "win" : "lose");
   els.resultSheet.querySelector(".btn-play")?.focus();
-}
-
-// ---------------------------------------------------------------- narration
-
-function narrate(events, view, table) {
-  const lines = [];
-  const name = (s) => seatName(table, view, s);
-  for (const ev of events) {
-    switch (ev.type) {
-      case "played":
-        lines.push(t(ev.seat === view.seat ? "say.youPlay" : "say.plays", { name: name(ev.seat), move: describeMove(ev) }));
-        cue(ev.kind === "bomb" ? "bomb" : "play");
-        break;
-      case "passed":
-        lines.push(t(ev.seat === view.seat ? "say.youPass" : "say.passes", { name: name(ev.seat) }));
-        cue("pass");
-        break;
-      case "trick_cleared":
-        lines.push(t(ev.leader === view.seat ? "say.youLead" : "say.leads", { name: name(ev.leader) }));
-        break;
-      case "last_card":
-        lines.push(t(ev.seat === view.seat ? "say.youLastCard" : "say.lastCard", { name: name(ev.seat) }));
-        if (ev.seat !== view.seat) cue("lastCard");
-        break;
-      case "bomb_paid":
-        lines.push(t("say.bombPaid", { name: name(ev.seat), n: ev.points[ev.seat] }));
-        break;
-      case "deal_started":
-        lines.push(t("say.dealStarted", { n: ev.deal_no, name: name(ev.leader) }));
-        break;
-      case "deal_ended":
-        lines.push(t(ev.winner === view.seat ? "say.youWinDeal" : "say.winsDeal", { name: name(ev.winner) }));
-        break;
-      case "match_ended":
-        lines.push(t("say.matchOver", { names: ev.winners.map(name).join(t("match.and")) }));
-        break;
-      default:
-        break;
-    }
-  }
-  if (view.turn === view.seat && events.length) lines.push(t("say.yourTurn"));
-  if (lines.length) announce(lines.join(" "));
-}
-
-function announce(text) {
-  const line = h("span", { text: `${text} ` });
-  els.announcer.append(line);
-  while (els.announcer.childElementCount > 4) els.announcer.firstElementChild.remove();
-}
-
-let toastTimer = null;
-function toast(text) {
-  els.toast.textContent = text;
-  els.toast.hidden = false;
-  els.toast.classList.remove("show");
-  void els.toast.offsetWidth; // restart the entrance animation
-  els.toast.classList.add("show");
-  clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => {
-    els.toast.hidden = true;
-  }, 3800);
 }
 
 // ---------------------------------------------------------------- sheets
