@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from redis.exceptions import RedisError
 
@@ -38,6 +37,7 @@ from server.protocol import (
     encode,
 )
 
+from .commands import Attach, BotMove, Command, Detach, Idle, Stop, Submit
 from .log import BotSpeed, LogEntry, NewMatch, TableMeta, TableState, bot_seed, match_seed
 from .seats import BotSeat, Connection
 from .store import StoreError, TableStore
@@ -49,44 +49,6 @@ log = logging.getLogger(__name__)
 
 class RoomClosed(Exception):
     """The room stopped (idle, shutdown or a storage failure); load it again."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Attach:
-    conn: Connection
-    done: asyncio.Future[None]
-
-
-@dataclass(frozen=True, slots=True)
-class _Detach:
-    conn: Connection
-
-
-@dataclass(frozen=True, slots=True)
-class _Submit:
-    conn: Connection
-    message: VersionedMessage
-
-
-@dataclass(frozen=True, slots=True)
-class _BotMove:
-    seat: int
-    version: int
-    action: BotAction
-
-
-@dataclass(frozen=True, slots=True)
-class _Idle:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class _Stop:
-    code: int
-    reason: str
-
-
-_Command = _Attach | _Detach | _Submit | _BotMove | _Idle | _Stop
 
 
 class Room:
@@ -108,7 +70,7 @@ class Room:
         self._store = store
         self._idle_seconds = idle_seconds
         self._on_closed = on_closed
-        self._inbox: asyncio.Queue[_Command] = asyncio.Queue()
+        self._inbox: asyncio.Queue[Command] = asyncio.Queue()
         self._humans: dict[int, list[Connection]] = {
             s.seat: [] for s in meta.seats if s.kind == "human"
         }
@@ -148,18 +110,18 @@ class Room:
         if self.closed:
             raise RoomClosed(self.id)
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._inbox.put_nowait(_Attach(conn, done))
+        self._inbox.put_nowait(Attach(conn, done))
         await done
 
     def detach(self, conn: Connection) -> None:
         if not self.closed:
-            self._inbox.put_nowait(_Detach(conn))
+            self._inbox.put_nowait(Detach(conn))
 
     def submit(self, conn: Connection, message: VersionedMessage) -> None:
         if self.closed:
             conn.shut(CloseCode.TABLE_UNAVAILABLE, "table closed, reconnect")
         else:
-            self._inbox.put_nowait(_Submit(conn, message))
+            self._inbox.put_nowait(Submit(conn, message))
 
     async def wait_closed(self) -> None:
         if self._task is not None:
@@ -168,7 +130,7 @@ class Room:
     async def stop(self, code: int = 1001, reason: str = "server shutting down") -> None:
         if self._task is None or self._task.done():
             return
-        self._inbox.put_nowait(_Stop(code, reason))
+        self._inbox.put_nowait(Stop(code, reason))
         await asyncio.shield(self._task)
 
     # --- the actor -------------------------------------------------------------
@@ -181,10 +143,10 @@ class Room:
             self._arm_idle_timer()
             while True:
                 command = await self._inbox.get()
-                if isinstance(command, _Stop):
+                if isinstance(command, Stop):
                     code, reason = command.code, command.reason
                     break
-                if isinstance(command, _Idle):
+                if isinstance(command, Idle):
                     self._idle_timer = None
                     if not self._any_connection():
                         code, reason = 1001, "idle"
@@ -211,22 +173,22 @@ class Room:
                 conn.shut(code, reason)
         while not self._inbox.empty():
             command = self._inbox.get_nowait()
-            if isinstance(command, _Attach) and not command.done.done():
+            if isinstance(command, Attach) and not command.done.done():
                 command.done.set_exception(RoomClosed(self.id))
-            elif isinstance(command, _Submit):
+            elif isinstance(command, Submit):
                 command.conn.shut(code, reason)
 
-    async def _handle(self, command: _Command) -> None:
-        if isinstance(command, _Attach):
+    async def _handle(self, command: Command) -> None:
+        if isinstance(command, Attach):
             self._attach(command)
-        elif isinstance(command, _Detach):
+        elif isinstance(command, Detach):
             self._detach(command.conn)
-        elif isinstance(command, _Submit):
+        elif isinstance(command, Submit):
             await self._submit(command.conn, command.message)
-        elif isinstance(command, _BotMove):
+        elif isinstance(command, BotMove):
             await self._bot_move(command)
 
-    def _attach(self, command: _Attach) -> None:
+    def _attach(self, command: Attach) -> None:
         conn = command.conn
         if command.done.done():  # the handler gave up waiting (socket gone)
             return
@@ -285,7 +247,7 @@ class Room:
             entry = BotSpeed(ms=message.ms, seat=seat)
         await self._commit(entry, conn)
 
-    async def _bot_move(self, command: _BotMove) -> None:
+    async def _bot_move(self, command: BotMove) -> None:
         if command.version != self._version:
             return  # decided against an older state; the current turn has its own task
         action: BotAction = command.action
@@ -347,7 +309,7 @@ class Room:
         seed = bot_seed(self.meta.seed, bot.seat, version)
         action = await bot.move(view, seed, self._bot_speed_ms / 1000)
         if not self.closed:
-            self._inbox.put_nowait(_BotMove(bot.seat, version, action))
+            self._inbox.put_nowait(BotMove(bot.seat, version, action))
 
     # --- what seats hear ------------------------------------------------------
 
@@ -390,7 +352,7 @@ class Room:
         if self._any_connection() or self._idle_timer is not None:
             return
         self._idle_timer = asyncio.get_running_loop().call_later(
-            self._idle_seconds, self._inbox.put_nowait, _Idle()
+            self._idle_seconds, self._inbox.put_nowait, Idle()
         )
 
     def _table_info(self) -> TableInfo:
