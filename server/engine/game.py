@@ -227,7 +227,9 @@ def _play(state: MatchState, action: Play) -> list[Event]:
         hand.remove(c)
     codes = [card_code(c) for c in sorted(cards)]
     kind = KIND_NAMES[reading.kind]
-    move = Move(seat=seat, cards=codes, kind=kind, top=RANKS[reading.top], length=reading.length)
+    move = Move(
+        seat=seat, cards=tuple(codes), kind=kind, top=RANKS[reading.top], length=reading.length
+    )
     events: list[Event] = [Played(seat=seat, cards=list(codes), kind=kind, top=move.top)]
     deal.table = move
     deal.leader = seat
@@ -263,7 +265,7 @@ def _pass(state: MatchState, action: Pass) -> list[Event]:
         raise IllegalActionError(Reason.LEADER_MAY_NOT_PASS, "the leader must play")
     if legal_for(state, seat):
         raise IllegalActionError(Reason.MUST_BEAT, "you hold a play that beats the table")
-    move = Move(seat=seat, cards=[], kind="pass")
+    move = Move(seat=seat, cards=(), kind="pass")
     deal.trick.append(move)
     deal.moves.append(move)
     deal.passes += 1

@@ -18,10 +18,14 @@ SEATS = 3
 
 
 class Move(msgspec.Struct, frozen=True):
-    """One public move: a play (``cards`` non-empty) or a pass (``kind == "pass"``)."""
+    """One public move: a play (``cards`` non-empty) or a pass (``kind == "pass"``).
+
+    Immutable through and through (a tuple of codes), so every seat view can share
+    the deal's moves without a bot being able to edit the game through its view.
+    """
 
     seat: int
-    cards: list[str]
+    cards: tuple[str, ...]
     kind: str
     top: str = ""
     length: int = 0

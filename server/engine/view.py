@@ -74,9 +74,9 @@ def seat_view(state: MatchState, seat: int) -> SeatView:
         last_card=[len(h) == 1 for h in deal.hands],
         turn=deal.turn if deal.result is None else None,
         leader=deal.leader,
-        table=None if deal.table is None else _own_move(deal.table),
-        trick=[_own_move(m) for m in deal.trick],
-        moves=[_own_move(m) for m in deal.moves],
+        table=deal.table,
+        trick=list(deal.trick),
+        moves=list(deal.moves),
         legal=[counts_string(p) for p in sorted(legal, key=sort_key)],
         must_include=must_include,
         can_pass=can_pass,
@@ -109,11 +109,7 @@ def hints_for(state: MatchState, seat: int, *, limit: int | None = None) -> list
 
 
 # A view is handed to bots in-process: it must share no mutable list with the
-# state, or a bot that edits its view would edit the game.
-def _own_move(m: Move) -> Move:
-    return Move(seat=m.seat, cards=list(m.cards), kind=m.kind, top=m.top, length=m.length)
-
-
+# state, or a bot that edits its view would edit the game.  (Moves are immutable.)
 def _own_result(r: DealResult) -> DealResult:
     return DealResult(
         deal_no=r.deal_no,

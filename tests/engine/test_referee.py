@@ -29,7 +29,7 @@ def _compare(state: MatchState, referee: Referee) -> None:
     assert deal.played_any == book.played
     if book.winner is None:
         assert deal.turn == book.turn
-        assert (deal.table.cards if deal.table else None) == (
+        assert (list(deal.table.cards) if deal.table else None) == (
             sorted(book.table, key=engine.parse_card) if book.table else None
         )
         if deal.table is not None:

@@ -53,8 +53,8 @@ def test_view_shows_counts_flags_trick_turn_and_leader() -> None:
     assert view.turn == 2
     assert view.leader == 1
     assert view.table is not None
-    assert (view.table.seat, view.table.cards, view.table.kind) == (1, ["7S"], "single")
-    assert [(m.seat, m.cards) for m in view.trick] == [(0, ["5S"]), (1, ["7S"])]
+    assert (view.table.seat, view.table.cards, view.table.kind) == (1, ("7S",), "single")
+    assert [(m.seat, list(m.cards)) for m in view.trick] == [(0, ["5S"]), (1, ["7S"])]
     assert view.deal_no == 1
     assert view.deals == 1
 
@@ -213,9 +213,16 @@ def test_changing_a_seat_view_or_an_event_never_changes_the_state() -> None:
     before = snapshot(state)
     view = engine.seat_view(state, 1)
     assert view.table is not None
-    view.table.cards.append("AH")
-    view.trick[0].cards.clear()
-    view.moves[0].cards.append("KD")
+    # Moves are immutable: editing one fails; lists are the view's own copies.
+    for edit in (
+        lambda: view.table.cards.append("AH"),  # type: ignore[union-attr]
+        lambda: view.trick[0].cards.clear(),  # type: ignore[attr-defined]
+        lambda: view.moves[0].cards.append("KD"),  # type: ignore[attr-defined]
+    ):
+        with pytest.raises(AttributeError):
+            edit()
+    view.moves.clear()
+    view.trick.clear()
     view.hand.append("2S")
     view.counts[0] = 9
     first = events[0]
