@@ -2,4 +2,6 @@
 
 from server.cli import main
 
-raise SystemExit(main())
+# Guarded so that a process that imports this module (a spawned worker) never serves.
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -24,6 +24,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
+from server import bots
 from server.config import Settings
 from server.engine import EngineError
 from server.protocol import (
@@ -122,6 +123,8 @@ def create_app(
             await registry.close()
             await redis.aclose()
             await pool.aclose()
+            # The strong bots' worker processes must not outlive the server.
+            await asyncio.to_thread(bots.shutdown)
 
     async def create_table(request: Request) -> Response:
         body = await _read_body(request)
