@@ -21,6 +21,7 @@ import asyncio
 import json
 import os
 import platform
+import random
 import signal
 import socket
 import statistics
@@ -105,8 +106,14 @@ async def play_table(
     max_actions: int,
     think: float,
     run: TableRun,
+    rng: random.Random,
 ) -> None:
-    """One scripted human: act on every new version where it is our move."""
+    """One scripted human: act on every new version where it is our move.
+
+    Its thinking time is drawn uniformly from 0.5-1.5 x ``think`` (the mean is
+    ``think``): people are not in lockstep, and 200 humans acting in the same
+    millisecond every second would measure a burst no real table sees.
+    """
     loop = asyncio.get_running_loop()
     async with websockets.connect(ws_url, max_size=None) as ws:
         await ws.send(
@@ -149,7 +156,7 @@ async def play_table(
                 continue
             acted_at = version
             if think > 0:
-                await asyncio.sleep(think)
+                await asyncio.sleep(think * rng.uniform(0.5, 1.5))
             sent_at = loop.time()
             run.human_actions += 1
             await ws.send(json.dumps(message))
@@ -172,9 +179,11 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     ws_url = base.replace("http://", "ws://") + "/ws"
     tasks = [
         asyncio.create_task(
-            play_table(ws_url, t, stop_at, args.max_actions, args.think_ms / 1000, r)
+            play_table(
+                ws_url, t, stop_at, args.max_actions, args.think_ms / 1000, r, random.Random(i)
+            )
         )
-        for t, r in zip(tables, runs, strict=True)
+        for i, (t, r) in enumerate(zip(tables, runs, strict=True))
     ]
     # Sample memory while every table is live, halfway through.
     await asyncio.sleep(args.duration / 2)

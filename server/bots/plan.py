@@ -10,8 +10,6 @@ out thousands of times mostly hits the caches.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from ..engine.combos import (
     AIRPLANE,
     BOMB,
@@ -25,6 +23,7 @@ from ..engine.combos import (
     Counts,
     Reading,
 )
+from ..engine.memo import memo
 
 __all__ = ["Group", "beatable", "decompose", "hand_cost", "top_rank"]
 
@@ -67,7 +66,7 @@ def _block(start: int, length: int, width: int) -> Counts:
     return total
 
 
-@lru_cache(maxsize=1 << 18)
+@memo(1 << 18)
 def decompose(hand: Counts, split: bool) -> tuple[float, tuple[Group, ...]]:
     """The cheapest split of ``hand`` into combinations (trios bare), by ``group_cost``."""
     if hand == 0:
@@ -104,7 +103,7 @@ def decompose(hand: Counts, split: bool) -> tuple[float, tuple[Group, ...]]:
     return best_cost, best
 
 
-@lru_cache(maxsize=1 << 18)
+@memo(1 << 18)
 def hand_cost(hand: Counts, split: bool) -> float:
     """Heuristic cost of a hand (lower is better); trios and airplanes absorb weak kickers."""
     if hand == 0:

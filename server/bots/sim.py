@@ -9,9 +9,8 @@ the two cannot disagree on what is legal.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from ..engine.combos import BOMB, Counts, Reading, best_reading
+from ..engine.memo import memo
 from ..engine.moves import legal_plays
 
 __all__ = ["BOMB_POINTS", "SEATS", "SimDeal", "ncards"]
@@ -20,7 +19,7 @@ SEATS = 3
 BOMB_POINTS = 10
 
 
-@lru_cache(maxsize=1 << 16)
+@memo(1 << 16)
 def ncards(counts: Counts) -> int:
     total = 0
     while counts:

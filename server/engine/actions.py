@@ -23,57 +23,57 @@ __all__ = [
 ]
 
 
-class Play(msgspec.Struct, frozen=True, tag="play"):
+class Play(msgspec.Struct, gc=False, frozen=True, tag="play"):
     seat: int
     cards: list[str]
 
 
-class Pass(msgspec.Struct, frozen=True, tag="pass"):
+class Pass(msgspec.Struct, gc=False, frozen=True, tag="pass"):
     seat: int
 
 
-class NextDeal(msgspec.Struct, frozen=True, tag="next_deal"):
+class NextDeal(msgspec.Struct, gc=False, frozen=True, tag="next_deal"):
     """Deal the next hand of the match once the current deal is over."""
 
 
 Action: TypeAlias = Play | Pass | NextDeal
 
 
-class Played(msgspec.Struct, frozen=True, tag="played"):
+class Played(msgspec.Struct, gc=False, frozen=True, tag="played"):
     seat: int
     cards: list[str]
     kind: str
     top: str
 
 
-class Passed(msgspec.Struct, frozen=True, tag="passed"):
+class Passed(msgspec.Struct, gc=False, frozen=True, tag="passed"):
     seat: int
 
 
-class TrickCleared(msgspec.Struct, frozen=True, tag="trick_cleared"):
+class TrickCleared(msgspec.Struct, gc=False, frozen=True, tag="trick_cleared"):
     leader: int
 
 
-class LastCard(msgspec.Struct, frozen=True, tag="last_card"):
+class LastCard(msgspec.Struct, gc=False, frozen=True, tag="last_card"):
     seat: int
 
 
-class BombPaid(msgspec.Struct, frozen=True, tag="bomb_paid"):
+class BombPaid(msgspec.Struct, gc=False, frozen=True, tag="bomb_paid"):
     seat: int
     points: list[int]
 
 
-class DealStarted(msgspec.Struct, frozen=True, tag="deal_started"):
+class DealStarted(msgspec.Struct, gc=False, frozen=True, tag="deal_started"):
     deal_no: int
     leader: int
 
 
-class DealEnded(msgspec.Struct, frozen=True, tag="deal_ended"):
+class DealEnded(msgspec.Struct, gc=False, frozen=True, tag="deal_ended"):
     winner: int
     totals: list[int]
 
 
-class MatchEnded(msgspec.Struct, frozen=True, tag="match_ended"):
+class MatchEnded(msgspec.Struct, gc=False, frozen=True, tag="match_ended"):
     winners: list[int]
     totals: list[int]
 

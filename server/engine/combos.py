@@ -9,10 +9,10 @@ and a subset test is one subtraction against guard bits.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import lru_cache
 from typing import NamedTuple, TypeAlias
 
 from .cards import RANKS, Card
+from .memo import memo
 
 __all__ = [
     "AIRPLANE",
@@ -91,7 +91,7 @@ def is_subset(part: Counts, whole: Counts) -> bool:
     return ((whole | _GUARDS) - part) & _GUARDS == _GUARDS
 
 
-@lru_cache(maxsize=1 << 16)
+@memo(1 << 16)
 def counts_string(counts: Counts) -> str:
     """``"55539"``: ranks ascending, each repeated by its count."""
     return "".join(RANKS[r] * ((counts >> (4 * r)) & 15) for r in range(13))
@@ -121,7 +121,7 @@ def _consecutive(ranks: list[int]) -> bool:
     return ranks[-1] - ranks[0] == len(ranks) - 1 and ranks[-1] <= TOP_RUN_RANK
 
 
-@lru_cache(maxsize=1 << 17)
+@memo(1 << 17)
 def classify(counts: Counts) -> tuple[Reading, ...]:
     """Every reading of a rank multiset, highest first (empty: no combination).
 
@@ -169,7 +169,12 @@ def classify(counts: Counts) -> tuple[Reading, ...]:
                 elif wings < 2 * k:
                     out.append(Reading(AIRPLANE, k, nxt, True))
     out.sort(key=reading_key, reverse=True)
-    return tuple(dict.fromkeys(out))
+    # One shared instance per distinct reading: NamedTuples are never untracked
+    # by the cyclic collector, so thousands of equal copies would cost it time.
+    return tuple(_READINGS.setdefault(r, r) for r in dict.fromkeys(out))
+
+
+_READINGS: dict[Reading, Reading] = {}
 
 
 def beats(play: Reading, table: Reading) -> bool:

@@ -7,8 +7,6 @@ the same answer, whoever holds it and whatever the suits.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from .combos import (
     AIRPLANE,
     BOMB,
@@ -25,6 +23,7 @@ from .combos import (
     classify,
     counts_string,
 )
+from .memo import memo
 
 __all__ = [
     "Position",
@@ -51,7 +50,7 @@ def locked_ranks(hand: Counts, split_bombs: bool) -> Counts:
     return locked
 
 
-@lru_cache(maxsize=1 << 16)
+@memo(1 << 16)
 def submultisets(pool: Counts, k: int) -> tuple[Counts, ...]:
     """Every multiset of ``k`` cards drawn from ``pool`` (wings and kickers)."""
     ranks = [r for r in range(13) if (pool >> (4 * r)) & 15]
@@ -141,7 +140,7 @@ def _generate(
     return plays
 
 
-@lru_cache(maxsize=1 << 16)
+@memo(1 << 16)
 def legal_plays(
     hand: Counts,
     table: Reading | None,

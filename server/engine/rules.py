@@ -11,7 +11,7 @@ __all__ = ["PRESETS", "PresetName", "Rules"]
 PresetName: TypeAlias = Literal["classic", "sixteen", "kawu"]
 
 
-class Rules(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class Rules(msgspec.Struct, gc=False, frozen=True, forbid_unknown_fields=True):
     """One table's rules.  Defaults are the "classic" preset.
 
     - ``removed_ace`` (A): the ace taken out of the deck.

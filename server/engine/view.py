@@ -16,7 +16,7 @@ from .state import SEATS, DealResult, MatchState, Move
 __all__ = ["SeatView", "hints_for", "pick_cards", "seat_view"]
 
 
-class SeatView(msgspec.Struct, frozen=True):
+class SeatView(msgspec.Struct, gc=False, frozen=True):
     seat: int
     rules: Rules
     deal_no: int
