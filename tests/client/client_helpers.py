@@ -100,3 +100,15 @@ def hand_codes(page: Any) -> list[str]:
 def click_card(page: Any, code: str) -> None:
     """Tap a card where it shows in the fanned hand: its left edge, under the corner."""
     page.click(f'#hand .card[data-code="{code}"]', position={"x": 6, "y": 30})
+
+
+def take_turn_with_hint_or_pass(page: Any) -> None:
+    """Our move as a newcomer would make it: Pass when allowed, otherwise Hint then Play."""
+    before = state(page)
+    if before["view"]["can_pass"]:
+        page.click("#btn-pass")
+    else:
+        page.click("#btn-hint")
+        page.wait_for_selector('#btn-play[aria-disabled="false"]')
+        page.click("#btn-play")
+    wait_version_above(page, before["version"])

@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import Live, state, wait_joined, wait_my_turn_or_result, wait_version_above
+from client_helpers import (
+    Live,
+    state,
+    take_turn_with_hint_or_pass,
+    wait_joined,
+    wait_my_turn_or_result,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -68,13 +74,7 @@ def play_into_the_deal(page: Any, own_turns: int) -> None:
         snapshot = wait_my_turn_or_result(page)
         if snapshot["view"]["result"] is not None:
             return
-        if snapshot["view"]["can_pass"]:
-            page.click("#btn-pass")
-        else:
-            page.click("#btn-hint")
-            page.wait_for_selector('#btn-play[aria-disabled="false"]')
-            page.click("#btn-play")
-        wait_version_above(page, snapshot["version"])
+        take_turn_with_hint_or_pass(page)
     wait_my_turn_or_result(page)
 
 

@@ -12,6 +12,7 @@ from client_helpers import (
     hand_codes,
     state,
     strings,
+    take_turn_with_hint_or_pass,
     wait_joined,
     wait_my_turn_or_result,
     wait_version_above,
@@ -32,18 +33,6 @@ def open_seat(live: Live, new_page: Callable[..., Any], **table: Any) -> Any:
     page.goto(live.seat_url(seat))
     wait_joined(page)
     return page
-
-
-def take_turn_with_hint_or_pass(page: Any) -> None:
-    """Our move as a newcomer would make it: Pass when allowed, otherwise Hint then Play."""
-    before = state(page)
-    if before["view"]["can_pass"]:
-        page.click("#btn-pass")
-    else:
-        page.click("#btn-hint")
-        page.wait_for_selector('#btn-play[aria-disabled="false"]')
-        page.click("#btn-play")
-    wait_version_above(page, before["version"])
 
 
 def selected_codes(page: Any) -> list[str]:
