@@ -92,4 +92,20 @@ async def decide(level: str, seed: int, view: SeatView, budget: float) -> BotAct
         log.error("bot %s answered %r, which is illegal; playing a fallback", level, action)
     except Exception:
         log.exception("bot %s failed on seat %d; playing a fallback", level, view.seat)
+    return _fallback(level, seed, view)
+
+
+def _fallback(level: str, seed: int, view: SeatView) -> BotAction:
+    """A legal action when a bot failed: a strong seat plays as normal, not as the hint.
+
+    The strong pool's usual failure is overload (many tables thinking at once);
+    the table should then get the cheap heuristic, not a much weaker first hint.
+    """
+    if level == "strong":
+        try:
+            action = NormalBot(seed).choose(view)
+            if is_legal(view, action):
+                return action
+        except Exception:
+            log.exception("normal fallback failed on seat %d", view.seat)
     return fallback_action(view)

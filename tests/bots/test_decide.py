@@ -9,7 +9,7 @@ import pytest
 
 import server.bots as bots
 from server.bots import BotAction, decide, is_legal
-from server.engine import PRESETS, Pass, SeatView, new_match, seat_view
+from server.engine import PRESETS, Pass, SeatView, apply, new_match, seat_view
 
 
 @pytest.fixture
@@ -74,3 +74,20 @@ async def test_an_illegal_answer_is_replaced_by_a_legal_play(
 async def test_an_unknown_level_still_gets_a_legal_play() -> None:
     view = opening_view()
     assert is_legal(view, await decide("grandmaster", 1, view, 0.1))
+
+
+async def test_a_failing_strong_bot_plays_the_normal_bots_choice(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Overload or a dead worker pool must not drop a strong seat to the first hint.
+    def broken_pool() -> None:
+        raise RuntimeError("pool is gone")
+
+    monkeypatch.setattr(bots, "get_pool", broken_pool)
+    state = new_match(PRESETS["classic"], 4, 1)
+    for _ in range(12):
+        view = seat_view(state, state.deal.turn)
+        expected = bots.make_bot("normal", 7).choose(view)
+        assert await decide("strong", 7, view, 0.1) == expected
+        apply(state, expected)
+    assert "pool is gone" in caplog.text
