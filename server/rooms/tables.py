@@ -66,7 +66,10 @@ def _rules(request: CreateTableRequest) -> engine.Rules:
         for name in RuleOptions.__struct_fields__
         if (value := getattr(request.options, name)) is not None
     }
-    return msgspec.structs.replace(engine.PRESETS[request.rules], **overrides)
+    base = engine.PRESETS[request.rules]
+    rules = msgspec.structs.replace(base, **overrides)
+    # A table that differs from its preset must not be shown under the preset's name.
+    return rules if rules == base else msgspec.structs.replace(rules, preset="custom")
 
 
 def build_table(request: CreateTableRequest) -> tuple[TableMeta, list[CreatedSeat]]:

@@ -52,7 +52,7 @@ def test_every_reason_code_the_server_can_send_is_worded(lang: str) -> None:
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_preset_and_combination_kind_is_named(lang: str) -> None:
     table = strings(lang)
-    for preset in PRESETS:
+    for preset in [*PRESETS, "custom"]:
         assert f"preset.{preset}.name" in table
         assert f"preset.{preset}.summary" in table
     for kind in KINDS:

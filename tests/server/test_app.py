@@ -23,6 +23,7 @@ from websockets.asyncio.client import ClientConnection
 
 from server.app import create_app, transport_frame_limit
 from server.config import Settings
+from server.engine import PRESETS
 from server.rooms.log import LogEntry, TableMeta, rebuild
 from server.rooms.registry import Registry
 from server.rooms.store import TableStore
@@ -210,8 +211,9 @@ async def test_create_table_gives_each_human_seat_a_token_and_an_invite(
         assert seat["invite"] == f"/#table={table['table']}&token={seat['token']}"
     meta = await live.store.load_meta(table["table"])
     assert meta is not None
+    # Overriding a rule makes the table "custom", so no one mistakes it for kawu.
     assert (meta.rules.preset, meta.rules.removed_ace, meta.rules.split_bombs) == (
-        "kawu",
+        "custom",
         "AC",
         False,
     )
@@ -221,6 +223,15 @@ async def test_create_table_gives_each_human_seat_a_token_and_an_invite(
         ("bot", "strong"),
     ]
     assert meta.deals == 5
+
+
+async def test_options_that_change_nothing_keep_the_presets_name(
+    http: httpx.AsyncClient, live: LiveServer
+) -> None:
+    table = await create_table(http, rules="sixteen", options={"split_bombs": False})
+    meta = await live.store.load_meta(table["table"])
+    assert meta is not None
+    assert meta.rules == PRESETS["sixteen"]
 
 
 @pytest.mark.parametrize(
