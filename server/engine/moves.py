@@ -21,7 +21,6 @@ from .combos import (
     Reading,
     beats,
     classify,
-    counts_string,
 )
 from .memo import memo
 
@@ -29,7 +28,6 @@ __all__ = [
     "Position",
     "legal_plays",
     "locked_ranks",
-    "rank_strings",
     "sort_key",
     "submultisets",
     "table_reading_of",
@@ -172,10 +170,6 @@ def legal_plays(
     if needs_three:
         plays = {p for p in plays if p & 15}
     return tuple(sorted(plays))
-
-
-def rank_strings(plays: tuple[Counts, ...]) -> list[str]:
-    return [counts_string(p) for p in plays]
 
 
 def table_reading_of(play: Counts) -> Reading | None:
