@@ -23,7 +23,7 @@ from .errors import EngineError, IllegalActionError, InvalidActionError, Reason
 from .game import MATCH_LENGTHS, apply, new_match, replay
 from .rules import PRESETS, Rules
 from .state import DealResult, DealState, MatchState, Move
-from .view import SeatView, hints_for, pick_cards, seat_view
+from .view import PublicView, SeatView, hints_for, pick_cards, public_view, seat_view
 
 __all__ = [
     "MATCH_LENGTHS",
@@ -49,6 +49,7 @@ __all__ = [
     "Passed",
     "Play",
     "Played",
+    "PublicView",
     "Reason",
     "Rules",
     "SeatView",
@@ -61,6 +62,7 @@ __all__ = [
     "parse_card",
     "parse_cards",
     "pick_cards",
+    "public_view",
     "replay",
     "seat_view",
 ]

@@ -1,4 +1,9 @@
-"""What one seat may know: the only projection of game state for a client or a bot."""
+"""What a seat, or someone watching, may know: the only projection of game state.
+
+``public_view`` is what anyone around the table may see (counts, plays, scores,
+last-card flags); ``seat_view`` adds one seat's own hand and aids on top of it.
+Nothing else serialises game state for a client, a spectator or a bot.
+"""
 
 from __future__ import annotations
 
@@ -13,15 +18,15 @@ from .moves import sort_key
 from .rules import Rules
 from .state import SEATS, DealResult, MatchState, Move
 
-__all__ = ["SeatView", "hints_for", "pick_cards", "seat_view"]
+__all__ = ["PublicView", "SeatView", "hints_for", "pick_cards", "public_view", "seat_view"]
 
 
-class SeatView(msgspec.Struct, gc=False, frozen=True):
-    seat: int
+class _Public(msgspec.Struct, gc=False, frozen=True):
+    """The fields every view shares: nothing here depends on whose eyes read it."""
+
     rules: Rules
     deal_no: int
     deals: int
-    hand: list[str]
     counts: list[int]
     last_card: list[bool]
     turn: int | None
@@ -29,12 +34,6 @@ class SeatView(msgspec.Struct, gc=False, frozen=True):
     table: Move | None
     trick: list[Move]
     moves: list[Move]
-    legal: list[str]
-    must_include: str | None
-    can_pass: bool
-    pass_reason: str | None
-    hints: list[list[str]]
-    counter: dict[str, int]
     bomb_points: list[int]
     totals: list[int]
     result: DealResult | None
@@ -43,8 +42,52 @@ class SeatView(msgspec.Struct, gc=False, frozen=True):
     winners: list[int]
 
 
+class PublicView(_Public, gc=False, frozen=True):
+    """What a spectator sees: never a card that is still in someone's hand."""
+
+
+class SeatView(_Public, gc=False, frozen=True):
+    """One seat's view: the public part plus its own hand and the aids built from it.
+
+    Not a ``PublicView`` (siblings, not parent and child), so a seat's view can never
+    be passed where a spectator's is expected.
+    """
+
+    seat: int
+    hand: list[str]
+    legal: list[str]
+    must_include: str | None
+    can_pass: bool
+    pass_reason: str | None
+    hints: list[list[str]]
+    counter: dict[str, int]
+
+
+def public_view(state: MatchState) -> PublicView:
+    """Everything anyone at or around the table may know: the spectators' projection."""
+    deal = state.deal
+    return PublicView(
+        rules=state.rules,
+        deal_no=deal.deal_no,
+        deals=state.deals,
+        counts=[len(h) for h in deal.hands],
+        last_card=[len(h) == 1 for h in deal.hands],
+        turn=deal.turn if deal.result is None else None,
+        leader=deal.leader,
+        table=deal.table,
+        trick=list(deal.trick),
+        moves=list(deal.moves),
+        bomb_points=list(deal.bomb_points),
+        totals=list(state.totals),
+        result=None if deal.result is None else _own_result(deal.result),
+        results=[_own_result(r) for r in state.results],
+        match_over=state.winners is not None,
+        winners=list(state.winners or []),
+    )
+
+
 def seat_view(state: MatchState, seat: int) -> SeatView:
-    """Everything ``seat`` may know, and nothing more: the only projection of state."""
+    """Everything ``seat`` may know, and nothing more: the public view plus its own hand."""
     if not 0 <= seat < SEATS:
         raise ValueError(f"seat {seat} does not exist")
     deal = state.deal
@@ -64,31 +107,17 @@ def seat_view(state: MatchState, seat: int) -> SeatView:
         can_pass, pass_reason = False, Reason.MUST_BEAT.value
     else:
         can_pass, pass_reason = True, None
+    # Built afresh per seat: views are handed to bots in-process and must share no list.
     return SeatView(
+        **msgspec.structs.asdict(public_view(state)),
         seat=seat,
-        rules=state.rules,
-        deal_no=deal.deal_no,
-        deals=state.deals,
         hand=hand_codes,
-        counts=[len(h) for h in deal.hands],
-        last_card=[len(h) == 1 for h in deal.hands],
-        turn=deal.turn if deal.result is None else None,
-        leader=deal.leader,
-        table=deal.table,
-        trick=list(deal.trick),
-        moves=list(deal.moves),
         legal=[counts_string(p) for p in sorted(legal, key=sort_key)],
         must_include=must_include,
         can_pass=can_pass,
         pass_reason=pass_reason,
         hints=hints_for(state, seat, limit=MAX_HINTS),
         counter=_counter(state, hand),
-        bomb_points=list(deal.bomb_points),
-        totals=list(state.totals),
-        result=None if deal.result is None else _own_result(deal.result),
-        results=[_own_result(r) for r in state.results],
-        match_over=state.winners is not None,
-        winners=list(state.winners or []),
     )
 
 

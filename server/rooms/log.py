@@ -1,8 +1,11 @@
-"""A table's history: its meta (fixed at creation) and its action log.
+"""A table's history: its meta and its action log.
 
-The log is the table.  Version N means N entries; replaying them from the
-meta's seed rebuilds exactly the state every seat saw, so Redis needs nothing
-else and a restarted server resumes where it stopped.
+The log is the game.  Version N means N entries; replaying them from the
+meta's seed rebuilds exactly the state every seat saw.  The meta holds what is
+not a move: the rules and seed (fixed at creation) and the seats' state (who is
+human, bot or on auto, invites, the running turn clock), which the room writes
+together with the entry that changed it (or alone, checked against the version),
+so a restarted server or another process resumes exactly.
 """
 
 from __future__ import annotations
@@ -15,10 +18,13 @@ import msgspec
 from server import engine
 from server.engine import NextDeal, Pass, Play
 
+from .clock import DEFAULT_GRACE_SECONDS, TurnClock
+
 __all__ = [
     "BotSpeed",
     "LogEntry",
     "NewMatch",
+    "RetiredToken",
     "SeatMeta",
     "TableMeta",
     "TableState",
@@ -33,8 +39,20 @@ class SeatMeta(msgspec.Struct, frozen=True):
     kind: Literal["human", "bot"]
     name: str
     level: str | None = None
-    # SHA-256 of the seat's token (humans only); the token itself is never stored.
+    # SHA-256 of the seat's token; the token itself is never stored.  On a bot seat it
+    # is an open invite: its first join makes the seat human (between deals only).
     token_hash: str | None = None
+    # Stand-in turns in a row; at clock.AUTO_AFTER the seat is on auto until hand-back.
+    standins: int = 0
+    # Its human has sat down at least once (clocks wait until everyone has).
+    joined: bool = False
+
+
+class RetiredToken(msgspec.Struct, frozen=True):
+    """A token that no longer opens anything, kept so its refusal can say why."""
+
+    hash: str
+    why: Literal["revoked", "expired"]
 
 
 class TableMeta(msgspec.Struct, frozen=True):
@@ -45,6 +63,14 @@ class TableMeta(msgspec.Struct, frozen=True):
     seats: list[SeatMeta]
     bot_speed_ms: int
     created_at: float
+    turn_seconds: int = 0
+    grace_seconds: int = DEFAULT_GRACE_SECONDS
+    standin_level: str = "normal"
+    # The running turn clock (None: no clock runs now).
+    clock: TurnClock | None = None
+    # SHA-256 of the watch link's token (spectators), if one was handed out.
+    watch_hash: str | None = None
+    retired: list[RetiredToken] = msgspec.field(default_factory=list)
 
     @property
     def humans(self) -> int:

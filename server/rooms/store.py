@@ -5,6 +5,8 @@ Keys (the ``{id}`` hash tag keeps a table's keys in one cluster slot):
 JSON log entries, and its length is the table's version.  An append runs as one
 Lua script that checks the expected version first, so two server processes can
 never fork a table: the loser gets ``VersionConflict`` and nothing is written.
+The same script replaces the meta (seat state, turn clock) with the entry that
+changed it, or alone, under the same version check.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ __all__ = [
     "VersionConflict",
 ]
 
-# KEYS: meta, log.  ARGV: expected version, entry JSON, ttl seconds.
+# KEYS: meta, log.  ARGV: expected version, entry JSON ("" for none), ttl seconds,
+# and optionally the new meta JSON.  Entry and meta land together or not at all.
 # Returns the new version, -1 when the table is gone, or -2 - stored version on conflict.
 _APPEND = """
 if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -33,10 +36,16 @@ local n = redis.call('LLEN', KEYS[2])
 if n ~= tonumber(ARGV[1]) then
   return -2 - n
 end
-redis.call('RPUSH', KEYS[2], ARGV[2])
+if ARGV[2] ~= '' then
+  redis.call('RPUSH', KEYS[2], ARGV[2])
+  n = n + 1
+end
+if ARGV[4] then
+  redis.call('SET', KEYS[1], ARGV[4])
+end
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
-return n + 1
+return n
 """
 
 
@@ -109,10 +118,24 @@ class TableStore:
             return None
         return _meta_decoder.decode(raw_meta), [_entry_decoder.decode(r) for r in raw_log]
 
-    async def append(self, table_id: str, expected_version: int, entry: LogEntry) -> int:
-        """Append ``entry`` if the stored version is ``expected_version``; the new version."""
+    async def append(
+        self, table_id: str, expected_version: int, entry: LogEntry, meta: TableMeta | None = None
+    ) -> int:
+        """Append ``entry`` (and replace the meta, if given) if the stored version is
+        ``expected_version``; the new version."""
+        return await self._write(table_id, expected_version, _encoder.encode(entry), meta)
+
+    async def save_meta(self, table_id: str, expected_version: int, meta: TableMeta) -> None:
+        """Replace the meta if the stored version is ``expected_version`` (no new entry)."""
+        await self._write(table_id, expected_version, b"", meta)
+
+    async def _write(
+        self, table_id: str, expected_version: int, entry: bytes, meta: TableMeta | None
+    ) -> int:
         keys: list[Any] = [_meta_key(table_id), _log_key(table_id)]
-        args: list[Any] = [expected_version, _encoder.encode(entry), self._ttl]
+        args: list[Any] = [expected_version, entry, self._ttl]
+        if meta is not None:
+            args.append(_encoder.encode(meta))
         result = int(await self._append(keys=keys, args=args))
         if result == -1:
             raise TableGone(f"table {table_id} has expired")

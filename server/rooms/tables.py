@@ -10,6 +10,12 @@ import msgspec
 
 from server import engine
 
+from .clock import (
+    DEFAULT_GRACE_SECONDS,
+    check_grace_seconds,
+    check_turn_seconds,
+    default_turn_seconds,
+)
 from .log import SeatMeta, TableMeta
 from .store import TableStore
 from .tokens import hash_token, new_table_id, new_token
@@ -21,9 +27,17 @@ __all__ = [
     "CreatedTable",
     "RuleOptions",
     "create_table",
+    "human_name",
 ]
 
 BOT_NAMES = {1: "Anna", 2: "Ben", 0: "Cleo"}
+
+
+def human_name(seat: int) -> str:
+    """The name of a human seat other than the host's (clients show it in their language)."""
+    return f"Player {seat + 1}"
+
+
 BotLevel = Literal["easy", "normal", "strong"]
 
 
@@ -47,6 +61,11 @@ class CreateTableRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=24)] = "You"
     # Fixes the deals (for tests, replays and bug reports); random when absent.
     seed: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] | None = None
+    # Seconds per human turn (0: no clock); absent: none alone, 30 with friends.
+    turn_seconds: int | None = None
+    # Seconds without a socket during one's turn before the stand-in plays it.
+    grace_seconds: int = DEFAULT_GRACE_SECONDS
+    standin_level: BotLevel = "normal"
 
 
 class CreatedSeat(msgspec.Struct, frozen=True):
@@ -74,7 +93,14 @@ def _rules(request: CreateTableRequest) -> engine.Rules:
 
 def build_table(request: CreateTableRequest) -> tuple[TableMeta, list[CreatedSeat]]:
     """A new table's meta and its human seats' tokens; raises ``ValueError`` when the
-    bot list does not fit the seats."""
+    bot list does not fit the seats or a time is out of range."""
+    turn_seconds = (
+        request.turn_seconds
+        if request.turn_seconds is not None
+        else default_turn_seconds(request.humans)
+    )
+    check_turn_seconds(turn_seconds)
+    check_grace_seconds(request.grace_seconds)
     bot_seats = 3 - request.humans
     levels: list[str] = list(request.bots) if request.bots is not None else ["normal"] * bot_seats
     if len(levels) != bot_seats:
@@ -88,7 +114,7 @@ def build_table(request: CreateTableRequest) -> tuple[TableMeta, list[CreatedSea
     for seat in range(3):
         if seat < request.humans:
             token = new_token()
-            name = request.name if seat == 0 else f"Player {seat + 1}"
+            name = request.name if seat == 0 else human_name(seat)
             seats.append(SeatMeta(seat=seat, kind="human", name=name, token_hash=hash_token(token)))
             created.append(
                 CreatedSeat(seat=seat, token=token, invite=f"/#table={table_id}&token={token}")
@@ -104,6 +130,9 @@ def build_table(request: CreateTableRequest) -> tuple[TableMeta, list[CreatedSea
         seats=seats,
         bot_speed_ms=request.bot_speed_ms,
         created_at=time.time(),
+        turn_seconds=turn_seconds,
+        grace_seconds=request.grace_seconds,
+        standin_level=request.standin_level,
     )
     return meta, created
 

@@ -12,7 +12,7 @@ from server import engine
 from server.engine import MatchState, Play, Reason
 
 from .helpers import make_state, pass_, play, snapshot
-from .playout import random_action
+from .playout import play_match, random_action
 
 
 def _copy(state: MatchState) -> MatchState:
@@ -249,3 +249,26 @@ def test_changing_deal_results_in_a_view_or_events_never_changes_the_state() -> 
             if isinstance(value, list):
                 value.append(7)
     assert snapshot(state) == before
+
+
+def test_public_view_is_every_seat_views_shared_part_and_holds_no_hand() -> None:
+    state = _mid_game("classic", 3, 9)
+    public = engine.public_view(state)
+    shared = msgspec.structs.asdict(public)
+    for seat in range(3):
+        view = msgspec.structs.asdict(engine.seat_view(state, seat))
+        assert {k: view[k] for k in shared} == shared
+    assert not hasattr(public, "hand")
+    assert not hasattr(public, "counter")
+    assert not isinstance(engine.seat_view(state, 0), engine.PublicView)
+
+
+@pytest.mark.parametrize("preset", ["classic", "sixteen", "kawu"])
+def test_public_view_names_no_card_held_by_any_seat_at_any_point_of_a_match(preset: str) -> None:
+    rng = random.Random(preset)
+    for seed in range(4):
+        for state, _ in play_match(engine.PRESETS[preset], seed, 5, rng):
+            encoded = msgspec.json.encode(engine.public_view(state)).decode()
+            for hand in state.deal.hands:
+                for card in hand:
+                    assert f'"{engine.card_code(card)}"' not in encoded

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 import redis.asyncio as aioredis
 from room_helpers import new_table
 
 from server.engine import NextDeal, Pass, Play
+from server.rooms.clock import TurnClock
 from server.rooms.log import BotSpeed
 from server.rooms.store import TableGone, TableStore, VersionConflict
 
@@ -72,3 +74,37 @@ async def test_redis_holds_token_hashes_never_the_tokens(
     for seat in seats:
         assert seat.token.encode() not in raw
     assert all(s.token_hash is not None for s in meta.seats)
+
+
+async def test_an_entry_and_the_meta_it_changed_are_written_together(store: TableStore) -> None:
+    meta, _ = await new_table(store, seed=1, humans=2, bots=["easy"])
+    changed = msgspec.structs.replace(meta, clock=TurnClock(seat=1, version=1, deadline=123.5))
+    assert await store.append(meta.id, 0, Play(seat=0, cards=["3S"]), changed) == 1
+    assert await store.load(meta.id) == (changed, [Play(seat=0, cards=["3S"])])
+
+
+async def test_a_meta_change_against_another_version_writes_nothing(store: TableStore) -> None:
+    meta, _ = await new_table(store, seed=1)
+    await store.append(meta.id, 0, Play(seat=0, cards=["3S"]))
+    changed = msgspec.structs.replace(meta, turn_seconds=60)
+    with pytest.raises(VersionConflict):
+        await store.save_meta(meta.id, 0, changed)
+    with pytest.raises(VersionConflict):
+        await store.append(meta.id, 0, Pass(seat=1), changed)
+    assert await store.load_meta(meta.id) == meta
+    await store.save_meta(meta.id, 1, changed)
+    assert await store.load_meta(meta.id) == changed
+    assert await store.version(meta.id) == 1
+
+
+async def test_a_meta_stored_before_seat_state_existed_still_loads(
+    store: TableStore, redis_client: aioredis.Redis
+) -> None:
+    meta, _ = await new_table(store, seed=1)
+    old = msgspec.json.decode(msgspec.json.encode(meta))
+    for field in ("turn_seconds", "grace_seconds", "standin_level", "clock", "watch_hash"):
+        del old[field]
+    for seat in old["seats"]:
+        del seat["standins"], seat["joined"]
+    await redis_client.set(f"pdk:{{{meta.id}}}:meta", msgspec.json.encode(old))
+    assert await store.load_meta(meta.id) == meta
