@@ -24,26 +24,18 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
-from server import bots
+from server import bots, presenter
 from server.config import Settings
+from server.connection import Connection
 from server.engine import EngineError
-from server.protocol import (
-    CloseCode,
-    ErrorMsg,
-    JoinMsg,
-    PingMsg,
-    Pong,
-    ProtocolError,
-    ProtocolErrorCode,
-    decode_client,
-    encode,
-)
+from server.errors import ServerError
+from server.protocol import CloseCode, JoinMsg, ProtocolError, ProtocolErrorCode
 from server.rooms.registry import DEFAULT_IDLE_SECONDS, Registry
 from server.rooms.room import Room, RoomClosed
-from server.rooms.seats import Connection
 from server.rooms.store import StoreError, TableStore
 from server.rooms.tables import CreateTableRequest, build_table
 from server.rooms.tokens import seat_for_token, valid_table_id
+from server.rooms.updates import Closing
 
 __all__ = ["JOIN_TIMEOUT_SECONDS", "MAX_BODY_BYTES", "create_app", "transport_frame_limit"]
 
@@ -200,30 +192,27 @@ async def _close(websocket: WebSocket, code: int, reason: str) -> None:
         await asyncio.wait_for(websocket.close(code, reason), _CLOSE_TIMEOUT_SECONDS)
 
 
-async def _refuse(websocket: WebSocket, code: str, message: str) -> None:
+async def _refuse(websocket: WebSocket, error: ServerError) -> None:
     """An error frame, then close 4400: nothing is known about this socket yet."""
     with contextlib.suppress(Exception):
-        await websocket.send_text(encode(ErrorMsg(code=code, message=message)))
-    await _close(websocket, CloseCode.PROTOCOL_ERROR, message[:120])
+        await websocket.send_text(presenter.error_frame(error, None))
+    await _close(websocket, CloseCode.PROTOCOL_ERROR, error.message[:120])
 
 
 async def _read_join(websocket: WebSocket, max_bytes: int) -> JoinMsg | None:
     try:
         frame = await asyncio.wait_for(_receive_frame(websocket), JOIN_TIMEOUT_SECONDS)
     except TimeoutError:
-        await _refuse(websocket, ProtocolErrorCode.JOIN_REQUIRED, "no join message in time")
+        late = ProtocolError(ProtocolErrorCode.JOIN_REQUIRED, "no join message in time")
+        await _refuse(websocket, late)
         return None
     if frame is None:
         return None
     try:
-        message = decode_client(frame, max_bytes)
+        return presenter.read_join(frame, max_bytes)
     except ProtocolError as exc:
-        await _refuse(websocket, exc.code, exc.message)
+        await _refuse(websocket, exc)
         return None
-    if not isinstance(message, JoinMsg):
-        await _refuse(websocket, ProtocolErrorCode.JOIN_REQUIRED, "the first message must be join")
-        return None
-    return message
 
 
 async def _serve_socket(websocket: WebSocket, services: _Services, settings: Settings) -> None:
@@ -283,7 +272,7 @@ async def _attach(registry: Registry, table_id: str, conn: Connection) -> Room |
         except RoomClosed:
             continue
         return room
-    conn.shut(CloseCode.TABLE_UNAVAILABLE, "table unavailable, reconnect")
+    conn.end(Closing.TABLE_UNAVAILABLE)
     return None
 
 
@@ -292,22 +281,8 @@ async def _read_loop(websocket: WebSocket, room: Room, conn: Connection, max_byt
         frame = await _receive_frame(websocket)
         if frame is None:
             return
-        try:
-            message = decode_client(frame, max_bytes)
-        except ProtocolError as exc:
-            conn.push(encode(ErrorMsg(code=exc.code, message=exc.message, version=room.version)))
-            continue
-        if isinstance(message, PingMsg):
-            conn.push(encode(Pong()))
-        elif isinstance(message, JoinMsg):
-            conn.push(
-                encode(
-                    ErrorMsg(
-                        code=ProtocolErrorCode.ALREADY_JOINED,
-                        message="this socket has already joined; open a new one to switch",
-                        version=room.version,
-                    )
-                )
-            )
+        inbound = presenter.read(frame, max_bytes, seat=conn.seat, version=room.version)
+        if isinstance(inbound, presenter.Answer):
+            conn.push_frame(inbound.frame)
         else:
-            room.submit(conn, message)
+            room.submit(conn, inbound.version, inbound.request)

@@ -18,9 +18,12 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from server.errors import ServerError
+
 __all__ = [
     "DEFAULT_CLIENT_DIR",
     "LOG_LEVELS",
+    "MAX_BOT_SPEED_MS",
     "OPTIONS",
     "ConfigError",
     "ConfigReason",
@@ -40,12 +43,18 @@ LOG_LEVELS: tuple[str, ...] = get_args(LogLevel)
 # deployments (the Docker image) set PAODEKUAI_CLIENT_DIR.
 DEFAULT_CLIENT_DIR = Path(__file__).resolve().parent.parent / "client"
 
+# The longest pause a table may set before each bot move (the table setting and the
+# in-game control share it).
+MAX_BOT_SPEED_MS = 5000
+
 _REDIS_SCHEMES = ("redis", "rediss", "unix")
 _MIN_TTL_SECONDS = 60
 _MAX_FRAME_BYTES = 16 * 1024 * 1024
 
 
 class ConfigReason(StrEnum):
+    """Why a setting was refused (printed by the CLI, which exits with status 2)."""
+
     BAD_VALUE = "bad_value"
     BAD_PORT = "bad_port"
     BAD_REDIS_URL = "bad_redis_url"
@@ -54,14 +63,14 @@ class ConfigReason(StrEnum):
     CLIENT_DIR_MISSING = "client_dir_missing"
 
 
-class ConfigError(ValueError):
+class ConfigError(ServerError, ValueError):
     """A setting is invalid; ``field`` names it, ``reason`` is the stable code."""
 
+    reason: ConfigReason
+
     def __init__(self, reason: ConfigReason, field: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
+        super().__init__(reason, message)
         self.field = field
-        self.message = message
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.reason.value!r}, {self.field!r}, {self.message!r})"

@@ -1,9 +1,9 @@
 """The WebSocket wire format: every frame is one JSON object tagged by ``"type"``.
 
 Decoding is strict (unknown fields, wrong types and unknown tags are refused)
-and happens in the connection handler, so nothing malformed ever reaches a room.
-Each refusal maps to one reason code in ``ProtocolErrorCode``; docs/protocol.md
-lists them all.
+and happens before anything reaches a room.  Each refusal maps to one reason
+code in ``ProtocolErrorCode``; docs/protocol.md lists them all.  This module
+knows frames only: ``server.presenter`` maps them to and from what rooms speak.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ from typing import Annotated, Literal, TypeAlias
 
 import msgspec
 
+from server.config import MAX_BOT_SPEED_MS
 from server.engine.actions import Event
 from server.engine.view import SeatView
+from server.errors import ServerError
 
 __all__ = [
-    "MAX_BOT_SPEED_MS",
     "BotSpeedMsg",
     "ClientMessage",
     "CloseCode",
@@ -42,11 +43,9 @@ __all__ = [
     "encode",
 ]
 
-MAX_BOT_SPEED_MS = 5000
-
 
 class ProtocolErrorCode(StrEnum):
-    """Reason codes the server itself produces (engine refusals use ``engine.Reason``)."""
+    """Why a frame was refused before it reached a room."""
 
     MALFORMED_JSON = "malformed_json"
     UNKNOWN_TYPE = "unknown_type"
@@ -54,12 +53,11 @@ class ProtocolErrorCode(StrEnum):
     FRAME_TOO_LARGE = "frame_too_large"
     JOIN_REQUIRED = "join_required"
     ALREADY_JOINED = "already_joined"
-    STALE_VERSION = "stale_version"
-    MATCH_NOT_OVER = "match_not_over"
-    TABLE_UNAVAILABLE = "table_unavailable"
 
 
 class CloseCode(IntEnum):
+    """Why the server closed a game socket (docs/protocol.md, "Close codes")."""
+
     PROTOCOL_ERROR = 4400
     BAD_TOKEN = 4401
     UNKNOWN_TABLE = 4404
@@ -73,39 +71,53 @@ class CloseCode(IntEnum):
 
 
 class JoinMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="join"):
+    """Sit down at ``table`` on the seat ``token`` belongs to (the first frame)."""
+
     table: str
     # A missing token is a bad token (close 4401), not a malformed frame.
     token: str = ""
 
 
 class PlayMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="play"):
+    """Play these cards."""
+
     version: int
     cards: Annotated[list[str], msgspec.Meta(max_length=16)]
 
 
 class PassMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="pass"):
+    """Pass."""
+
     version: int
 
 
 class HintMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="hint"):
+    """Ask for the next hint."""
+
     version: int
 
 
 class BotSpeedMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="bot_speed"):
+    """Set the table's pause before each bot move."""
+
     version: int
     ms: Annotated[int, msgspec.Meta(ge=0, le=MAX_BOT_SPEED_MS)]
 
 
 class NextDealMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="next_deal"):
+    """Deal the match's next hand."""
+
     version: int
 
 
 class NewMatchMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="new_match"):
+    """Start a new match with the same settings (once the match is over)."""
+
     version: int
 
 
 class PingMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="ping"):
-    pass
+    """Keep-alive; answered with ``pong``."""
 
 
 ClientMessage: TypeAlias = (
@@ -123,6 +135,8 @@ _CLIENT_TYPES = frozenset(
 
 
 class SeatInfo(msgspec.Struct, frozen=True):
+    """One seat as every player sees it."""
+
     seat: int
     name: str
     kind: Literal["human", "bot"]
@@ -131,6 +145,8 @@ class SeatInfo(msgspec.Struct, frozen=True):
 
 
 class TableInfo(msgspec.Struct, frozen=True):
+    """The table around the game: seats, bot speed, match number."""
+
     id: str
     seats: list[SeatInfo]
     bot_speed_ms: int
@@ -139,6 +155,8 @@ class TableInfo(msgspec.Struct, frozen=True):
 
 
 class StateMsg(msgspec.Struct, frozen=True, tag="state"):
+    """A seat's complete picture at ``version`` and the events that led to it."""
+
     version: int
     table: TableInfo
     view: SeatView
@@ -146,6 +164,8 @@ class StateMsg(msgspec.Struct, frozen=True, tag="state"):
 
 
 class HintReply(msgspec.Struct, frozen=True, tag="hint"):
+    """Hint number ``index`` of ``count`` (``count`` 0: nothing to play)."""
+
     version: int
     cards: list[str]
     index: int
@@ -153,25 +173,27 @@ class HintReply(msgspec.Struct, frozen=True, tag="hint"):
 
 
 class ErrorMsg(msgspec.Struct, frozen=True, tag="error"):
+    """One refused frame: a reason code, a message for people, the table's version."""
+
     code: str
     message: str
     version: int | None = None
 
 
 class Pong(msgspec.Struct, frozen=True, tag="pong"):
-    pass
+    """The answer to ``ping``."""
 
 
 ServerMessage: TypeAlias = StateMsg | HintReply | ErrorMsg | Pong
 
 
-class ProtocolError(Exception):
+class ProtocolError(ServerError):
     """A frame refused before it reached a room."""
 
-    def __init__(self, code: ProtocolErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+    reason: ProtocolErrorCode
+
+    def __init__(self, reason: ProtocolErrorCode, message: str) -> None:
+        super().__init__(reason, message)
 
 
 class _Envelope(msgspec.Struct):

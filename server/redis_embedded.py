@@ -46,6 +46,8 @@ from urllib.parse import quote
 
 import redis
 
+from server.errors import ServerError
+
 __all__ = [
     "AOF_NAME",
     "LOG_NAME",
@@ -81,16 +83,13 @@ class EmbeddedRedisReason(StrEnum):
     START_TIMEOUT = "redis_start_timeout"
 
 
-class EmbeddedRedisError(RuntimeError):
+class EmbeddedRedisError(ServerError, RuntimeError):
     """The embedded Redis could not be started; ``reason`` is the stable code."""
 
-    def __init__(self, reason: EmbeddedRedisReason, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
+    reason: EmbeddedRedisReason
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.reason.value!r}, {self.message!r})"
+    def __init__(self, reason: EmbeddedRedisReason, message: str) -> None:
+        super().__init__(reason, message)
 
 
 def max_socket_path_bytes() -> int:

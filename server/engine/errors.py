@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from server.errors import ServerError
+
 __all__ = ["EngineError", "IllegalActionError", "InvalidActionError", "Reason"]
 
 
 class Reason(StrEnum):
+    """Why the engine refused an action; the value is the wire code."""
+
     # malformed
     INVALID_CARD = "invalid_card"
     DUPLICATE_CARD = "duplicate_card"
@@ -35,16 +39,13 @@ class Reason(StrEnum):
     MUST_BEAT = "must_beat"
 
 
-class EngineError(Exception):
-    """Base of every refusal; ``reason`` is the stable code, ``message`` for people."""
+class EngineError(ServerError):
+    """Base of every engine refusal (a ``server.errors.ServerError``)."""
+
+    reason: Reason
 
     def __init__(self, reason: Reason, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.reason.value!r}, {self.message!r})"
+        super().__init__(reason, message)
 
 
 class InvalidActionError(EngineError, ValueError):

@@ -6,32 +6,62 @@ import asyncio
 from dataclasses import dataclass
 
 from server.bots import BotAction
-from server.protocol import VersionedMessage
+from server.engine import NextDeal, Pass, Play
 
-from .seats import Connection
+from .log import BotSpeed, NewMatch
+from .seats import Listener
+from .updates import Closing
 
-__all__ = ["Attach", "BotMove", "Command", "Detach", "Idle", "Stop", "Submit"]
+__all__ = [
+    "AskHint",
+    "Attach",
+    "BotMove",
+    "Command",
+    "Detach",
+    "Idle",
+    "Request",
+    "Stop",
+    "Submit",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class AskHint:
+    """The next hint of the asking seat's cycle (changes nothing, so nothing is stored)."""
+
+
+# What a human seat may ask of its table: an engine action, a table change, or a hint.
+Request = Play | Pass | NextDeal | NewMatch | BotSpeed | AskHint
 
 
 @dataclass(frozen=True, slots=True)
 class Attach:
-    conn: Connection
+    """Seat ``listener``; ``done`` resolves once it is seated and its state queued."""
+
+    listener: Listener
     done: asyncio.Future[None]
 
 
 @dataclass(frozen=True, slots=True)
 class Detach:
-    conn: Connection
+    """Unseat ``listener`` (its socket has gone)."""
+
+    listener: Listener
 
 
 @dataclass(frozen=True, slots=True)
 class Submit:
-    conn: Connection
-    message: VersionedMessage
+    """``request`` from ``listener``'s seat, made against table ``version``."""
+
+    listener: Listener
+    version: int
+    request: Request
 
 
 @dataclass(frozen=True, slots=True)
 class BotMove:
+    """A bot's decision for ``seat``, made against table ``version``."""
+
     seat: int
     version: int
     action: BotAction
@@ -39,13 +69,14 @@ class BotMove:
 
 @dataclass(frozen=True, slots=True)
 class Idle:
-    pass
+    """The idle timer fired: close the room if nobody is connected."""
 
 
 @dataclass(frozen=True, slots=True)
 class Stop:
-    code: int
-    reason: str
+    """Close the room, ending every socket for ``why``."""
+
+    why: Closing
 
 
 Command = Attach | Detach | Submit | BotMove | Idle | Stop

@@ -1,7 +1,9 @@
 """The room actor: one asyncio task and one inbox per live table.
 
-Only the actor touches the ``MatchState``.  Human frames and bot decisions both
-arrive as inbox commands and go through the same ``engine.apply``.  An
+Only the actor touches the ``MatchState``.  Human requests and bot decisions
+both arrive as inbox commands and go through the same ``engine.apply``.  The
+room speaks in engine actions and seat views only: ``server.presenter`` turns
+wire messages into requests and updates into frames.  An
 accepted action is appended to Redis (checked against the expected version)
 before any seat hears of it; if that write fails, the in-memory state may be
 ahead of Redis, so the room shuts itself down and the next connection rebuilds
@@ -19,28 +21,20 @@ from redis.exceptions import RedisError
 from server import bots, engine
 from server.bots import BotAction
 from server.engine import EngineError, Event, NextDeal, Pass, Play, SeatView
-from server.protocol import (
-    BotSpeedMsg,
-    CloseCode,
-    ErrorMsg,
-    HintMsg,
-    HintReply,
-    NewMatchMsg,
-    NextDealMsg,
-    PassMsg,
-    PlayMsg,
-    ProtocolErrorCode,
-    SeatInfo,
-    StateMsg,
-    TableInfo,
-    VersionedMessage,
-    encode,
-)
 
-from .commands import Attach, BotMove, Command, Detach, Idle, Stop, Submit
+from .commands import AskHint, Attach, BotMove, Command, Detach, Idle, Request, Stop, Submit
 from .log import BotSpeed, LogEntry, NewMatch, TableMeta, TableState, bot_seed, match_seed
-from .seats import BotSeat, Connection
+from .seats import BotSeat, Listener
 from .store import StoreError, TableStore
+from .updates import (
+    Closing,
+    HintAnswer,
+    Refused,
+    RoomError,
+    RoomReason,
+    StateUpdate,
+    TableSnapshot,
+)
 
 __all__ = ["Room", "RoomClosed"]
 
@@ -52,6 +46,8 @@ class RoomClosed(Exception):
 
 
 class Room:
+    """One live table: the only owner of its ``MatchState``, fed through one inbox."""
+
     def __init__(
         self,
         meta: TableMeta,
@@ -71,7 +67,7 @@ class Room:
         self._idle_seconds = idle_seconds
         self._on_closed = on_closed
         self._inbox: asyncio.Queue[Command] = asyncio.Queue()
-        self._humans: dict[int, list[Connection]] = {
+        self._humans: dict[int, list[Listener]] = {
             s.seat: [] for s in meta.seats if s.kind == "human"
         }
         self._bots: dict[int, BotSeat] = {
@@ -90,66 +86,77 @@ class Room:
 
     @property
     def version(self) -> int:
+        """How many actions the table has accepted (its Redis log length)."""
         return self._version
 
     @property
     def state(self) -> engine.MatchState:
+        """The current match (read-only for everyone but the actor)."""
         return self._state
 
     @property
     def bot_speed_ms(self) -> int:
+        """The pause before each bot move."""
         return self._bot_speed_ms
 
     # --- called from connection handlers (never block on the actor) -----------
 
     def start(self) -> None:
+        """Start the actor task (the registry does, once)."""
         self._task = asyncio.create_task(self._run(), name=f"room-{self.id}")
 
-    async def attach(self, conn: Connection) -> None:
-        """Seat ``conn``; its full state is queued to it.  Raises ``RoomClosed``."""
+    async def attach(self, listener: Listener) -> None:
+        """Seat ``listener``; its full state is queued to it.  Raises ``RoomClosed``."""
         if self.closed:
             raise RoomClosed(self.id)
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._inbox.put_nowait(Attach(conn, done))
+        self._inbox.put_nowait(Attach(listener, done))
         await done
 
-    def detach(self, conn: Connection) -> None:
+    def detach(self, listener: Listener) -> None:
+        """Unseat ``listener`` (its socket has gone); other seats hear if its seat empties."""
         if not self.closed:
-            self._inbox.put_nowait(Detach(conn))
+            self._inbox.put_nowait(Detach(listener))
 
-    def submit(self, conn: Connection, message: VersionedMessage) -> None:
+    def submit(self, listener: Listener, version: int, request: Request) -> None:
+        """Queue ``request`` from ``listener``'s seat, made against table ``version``.
+
+        The answer (a new state for everyone, a hint or a refusal for the sender)
+        arrives through the listeners; a closed room ends the listener instead.
+        """
         if self.closed:
-            conn.shut(CloseCode.TABLE_UNAVAILABLE, "table closed, reconnect")
+            listener.end(Closing.TABLE_UNAVAILABLE)
         else:
-            self._inbox.put_nowait(Submit(conn, message))
+            self._inbox.put_nowait(Submit(listener, version, request))
 
     async def wait_closed(self) -> None:
+        """Return once the actor has stopped."""
         if self._task is not None:
             await asyncio.shield(self._task)
 
-    async def stop(self, code: int = 1001, reason: str = "server shutting down") -> None:
+    async def stop(self, why: Closing = Closing.SHUTDOWN) -> None:
+        """Stop the actor after what is already queued, ending every socket for ``why``."""
         if self._task is None or self._task.done():
             return
-        self._inbox.put_nowait(Stop(code, reason))
+        self._inbox.put_nowait(Stop(why))
         await asyncio.shield(self._task)
 
     # --- the actor -------------------------------------------------------------
 
     async def _run(self) -> None:
-        code: int = CloseCode.TABLE_UNAVAILABLE
-        reason = "table unavailable, reconnect"
+        why = Closing.TABLE_UNAVAILABLE
         try:
             self._schedule_bot()
             self._arm_idle_timer()
             while True:
                 command = await self._inbox.get()
                 if isinstance(command, Stop):
-                    code, reason = command.code, command.reason
+                    why = command.why
                     break
                 if isinstance(command, Idle):
                     self._idle_timer = None
                     if not self._any_connection():
-                        code, reason = 1001, "idle"
+                        why = Closing.IDLE
                         break
                     continue
                 await self._handle(command)
@@ -159,41 +166,41 @@ class Room:
             # A bug must not leave a table wedged: close it; reconnecting reloads from Redis.
             log.exception("table %s: room failed", self.id)
         finally:
-            self._close(code, reason)
+            self._close(why)
 
-    def _close(self, code: int, reason: str) -> None:
+    def _close(self, why: Closing) -> None:
         self.closed = True
         if self._bot_task is not None:
             self._bot_task.cancel()
         if self._idle_timer is not None:
             self._idle_timer.cancel()
         self._on_closed(self)
-        for conns in self._humans.values():
-            for conn in conns:
-                conn.shut(code, reason)
+        for listeners in self._humans.values():
+            for listener in listeners:
+                listener.end(why)
         while not self._inbox.empty():
             command = self._inbox.get_nowait()
             if isinstance(command, Attach) and not command.done.done():
                 command.done.set_exception(RoomClosed(self.id))
             elif isinstance(command, Submit):
-                command.conn.shut(code, reason)
+                command.listener.end(why)
 
     async def _handle(self, command: Command) -> None:
         if isinstance(command, Attach):
             self._attach(command)
         elif isinstance(command, Detach):
-            self._detach(command.conn)
+            self._detach(command.listener)
         elif isinstance(command, Submit):
-            await self._submit(command.conn, command.message)
+            await self._submit(command)
         elif isinstance(command, BotMove):
             await self._bot_move(command)
 
     def _attach(self, command: Attach) -> None:
-        conn = command.conn
+        listener = command.listener
         if command.done.done():  # the handler gave up waiting (socket gone)
             return
         before = self._connected()
-        self._humans[conn.seat].append(conn)
+        self._humans[listener.seat].append(listener)
         if self._idle_timer is not None:
             self._idle_timer.cancel()
             self._idle_timer = None
@@ -201,51 +208,40 @@ class Room:
         if self._connected() != before:
             self._broadcast([])
         else:
-            conn.push(self._state_frame(conn.seat, []))
+            listener.push(self._state_update(listener.seat, self._snapshot(), []))
 
-    def _detach(self, conn: Connection) -> None:
-        conns = self._humans.get(conn.seat, [])
-        if conn not in conns:
+    def _detach(self, listener: Listener) -> None:
+        listeners = self._humans.get(listener.seat, [])
+        if listener not in listeners:
             return
         before = self._connected()
-        conns.remove(conn)
+        listeners.remove(listener)
         if self._connected() != before:
             self._broadcast([])
         self._arm_idle_timer()
 
-    async def _submit(self, conn: Connection, message: VersionedMessage) -> None:
-        if not conn.open:
+    async def _submit(self, command: Submit) -> None:
+        listener, request = command.listener, command.request
+        if not listener.open:
             return
-        seat = conn.seat
-        if message.version != self._version:
-            conn.push(
-                self._error(
-                    ProtocolErrorCode.STALE_VERSION,
-                    f"made against version {message.version}; the table is at {self._version}",
-                )
+        if command.version != self._version:
+            self._refuse(
+                listener,
+                RoomError(
+                    RoomReason.STALE_VERSION,
+                    f"made against version {command.version}; the table is at {self._version}",
+                ),
             )
             return
-        entry: LogEntry
-        if isinstance(message, HintMsg):
-            self._hint(conn)
+        if isinstance(request, AskHint):
+            self._hint(listener)
             return
-        if isinstance(message, PlayMsg):
-            entry = Play(seat=seat, cards=list(message.cards))
-        elif isinstance(message, PassMsg):
-            entry = Pass(seat=seat)
-        elif isinstance(message, NextDealMsg):
-            entry = NextDeal()
-        elif isinstance(message, NewMatchMsg):
-            if self._state.winners is None:
-                conn.push(
-                    self._error(ProtocolErrorCode.MATCH_NOT_OVER, "the match is still going on")
-                )
-                return
-            entry = NewMatch()
-        else:
-            assert isinstance(message, BotSpeedMsg)
-            entry = BotSpeed(ms=message.ms, seat=seat)
-        await self._commit(entry, conn)
+        if isinstance(request, NewMatch) and self._state.winners is None:
+            self._refuse(
+                listener, RoomError(RoomReason.MATCH_NOT_OVER, "the match is still going on")
+            )
+            return
+        await self._commit(request, listener)
 
     async def _bot_move(self, command: BotMove) -> None:
         if command.version != self._version:
@@ -258,7 +254,7 @@ class Room:
             # decide() promises a legal play; if it breaks that promise the table must not stall.
             await self._commit(bots.fallback_action(self._view(command.seat)), None)
 
-    async def _commit(self, entry: LogEntry, origin: Connection | None) -> bool:
+    async def _commit(self, entry: LogEntry, origin: Listener | None) -> bool:
         """Check, persist, then announce ``entry``; False when the engine refused it."""
         events: list[Event] = []
         new_state: engine.MatchState | None = None
@@ -267,7 +263,7 @@ class Room:
                 events = engine.apply(self._state, entry)
             except EngineError as exc:
                 if origin is not None:
-                    origin.push(self._error(exc.reason.value, exc.message))
+                    self._refuse(origin, exc)
                 else:
                     log.error("table %s: bot action refused: %r", self.id, exc)
                 return False
@@ -326,21 +322,19 @@ class Room:
             hints = self._all_hints[seat] = engine.hints_for(self._state, seat)
         return hints
 
-    def _hint(self, conn: Connection) -> None:
-        hints = self._hints(conn.seat)
+    def _hint(self, listener: Listener) -> None:
+        hints = self._hints(listener.seat)
         if not hints:
-            conn.push(encode(HintReply(version=self._version, cards=[], index=0, count=0)))
+            listener.push(HintAnswer(version=self._version, cards=[], index=0, count=0))
             return
-        index = self._hint_next.get(conn.seat, 0) % len(hints)
-        self._hint_next[conn.seat] = index + 1
-        conn.push(
-            encode(
-                HintReply(version=self._version, cards=hints[index], index=index, count=len(hints))
-            )
+        index = self._hint_next.get(listener.seat, 0) % len(hints)
+        self._hint_next[listener.seat] = index + 1
+        listener.push(
+            HintAnswer(version=self._version, cards=hints[index], index=index, count=len(hints))
         )
 
-    def _error(self, code: str, message: str) -> str:
-        return encode(ErrorMsg(code=code, message=message, version=self._version))
+    def _refuse(self, listener: Listener, error: RoomError | EngineError) -> None:
+        listener.push(Refused(version=self._version, error=error))
 
     def _connected(self) -> tuple[bool, ...]:
         return tuple(bool(self._humans.get(s.seat)) for s in self.meta.seats)
@@ -355,42 +349,24 @@ class Room:
             self._idle_seconds, self._inbox.put_nowait, Idle()
         )
 
-    def _table_info(self) -> TableInfo:
-        connected = self._connected()
-        return TableInfo(
-            id=self.id,
-            seats=[
-                SeatInfo(
-                    seat=s.seat,
-                    name=s.name,
-                    kind=s.kind,
-                    level=s.level,
-                    connected=s.kind == "bot" or connected[s.seat],
-                )
-                for s in self.meta.seats
-            ],
+    def _snapshot(self) -> TableSnapshot:
+        return TableSnapshot(
+            meta=self.meta,
+            connected=self._connected(),
             bot_speed_ms=self._bot_speed_ms,
-            humans=self.meta.humans,
             match_no=self._match_no,
         )
 
-    def _state_frame(self, seat: int, events: list[Event]) -> str:
-        return encode(
-            StateMsg(
-                version=self._version,
-                table=self._table_info(),
-                view=self._view(seat),
-                events=events,
-            )
+    def _state_update(self, seat: int, snapshot: TableSnapshot, events: list[Event]) -> StateUpdate:
+        return StateUpdate(
+            version=self._version, table=snapshot, view=self._view(seat), events=events
         )
 
     def _broadcast(self, events: list[Event]) -> None:
-        info = self._table_info()
-        for seat, conns in self._humans.items():
-            if not conns:
+        snapshot = self._snapshot()
+        for seat, listeners in self._humans.items():
+            if not listeners:
                 continue
-            frame = encode(
-                StateMsg(version=self._version, table=info, view=self._view(seat), events=events)
-            )
-            for conn in list(conns):
-                conn.push(frame)
+            update = self._state_update(seat, snapshot, events)
+            for listener in list(listeners):
+                listener.push(update)

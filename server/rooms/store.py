@@ -142,13 +142,3 @@ class TableStore:
         if result < -1:
             raise VersionConflict(expected_version, -2 - result)
         return result
-
-    async def version(self, table_id: str) -> int:
-        return int(await self._redis.llen(_log_key(table_id)))
-
-    async def entries(self, table_id: str) -> list[LogEntry]:
-        raw = await self._redis.lrange(_log_key(table_id), 0, -1)
-        return [_entry_decoder.decode(r) for r in raw]
-
-    async def ttl(self, table_id: str) -> int:
-        return int(await self._redis.ttl(_meta_key(table_id)))

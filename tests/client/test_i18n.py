@@ -8,9 +8,8 @@ from html.parser import HTMLParser
 import pytest
 from client_helpers import CLIENT_DIR, LANGUAGES, strings
 
-from server.engine.errors import Reason
 from server.engine.rules import PRESETS
-from server.protocol import ProtocolErrorCode
+from server.presenter import WIRE_REASONS
 
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 KINDS = ("single", "pair", "pair_run", "straight", "trio_two", "airplane", "bomb")
@@ -44,7 +43,7 @@ def test_no_string_is_blank_and_placeholders_match_english(lang: str) -> None:
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_reason_code_the_server_can_send_is_worded(lang: str) -> None:
     table = strings(lang)
-    codes = [r.value for r in Reason] + [c.value for c in ProtocolErrorCode]
+    codes = [reason.value for enum in WIRE_REASONS for reason in enum]
     missing = [code for code in codes if f"reason.{code}" not in table]
     assert not missing
 

@@ -8,12 +8,12 @@ from collections.abc import Callable
 import msgspec
 
 from server import engine
-from server.rooms.log import TableMeta
-from server.rooms.seats import Connection
+from server.connection import Connection
+from server.rooms.log import LogEntry, TableMeta
 from server.rooms.store import TableStore
 from server.rooms.tables import CreatedSeat, CreateTableRequest, build_table
 
-__all__ = ["GUARD_SECONDS", "Socket", "new_table", "seed_where_leader_is"]
+__all__ = ["GUARD_SECONDS", "Socket", "log_of", "new_table", "seed_where_leader_is"]
 
 # Long enough for anything that is not hung: a guard, never a speed check.
 GUARD_SECONDS = 20.0
@@ -30,6 +30,13 @@ async def new_table(store: TableStore, **fields: object) -> tuple[TableMeta, lis
     meta, seats = build_table(request)
     await store.create(meta)
     return meta, seats
+
+
+async def log_of(store: TableStore, table_id: str) -> list[LogEntry]:
+    """The table's log as Redis holds it."""
+    loaded = await store.load(table_id)
+    assert loaded is not None
+    return loaded[1]
 
 
 class Socket:

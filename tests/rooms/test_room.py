@@ -8,18 +8,11 @@ from typing import Any
 
 import msgspec
 import pytest
-from room_helpers import GUARD_SECONDS, Socket, new_table, seed_where_leader_is
+from room_helpers import GUARD_SECONDS, Socket, log_of, new_table, seed_where_leader_is
 
-from server.engine import Pass, Play
-from server.protocol import (
-    BotSpeedMsg,
-    CloseCode,
-    HintMsg,
-    NewMatchMsg,
-    NextDealMsg,
-    PassMsg,
-    PlayMsg,
-)
+from server.engine import NextDeal, Pass, Play
+from server.protocol import CloseCode
+from server.rooms.commands import AskHint
 from server.rooms.log import BotSpeed, NewMatch, rebuild
 from server.rooms.registry import Registry
 from server.rooms.room import Room
@@ -80,13 +73,13 @@ async def test_bots_play_until_a_human_turn_and_redis_has_each_move_before_the_s
 
     async def checking_send(frame: str) -> None:
         version = msgspec.json.decode(frame)["version"]
-        heard.append((version, await store.version(meta.id)))
+        heard.append((version, len(await log_of(store, meta.id))))
         await send(frame)
 
     sock.conn._send = checking_send
     await room.attach(sock.conn)
     frame = await sock.state_where(lambda f: view(f)["turn"] == 0)
-    entries = await store.entries(meta.id)
+    entries = await log_of(store, meta.id)
     assert frame["version"] == len(entries) >= 1
     assert all(isinstance(e, Play | Pass) and e.seat in (1, 2) for e in entries)
     assert entries[0].seat == 1  # type: ignore[union-attr]
@@ -105,7 +98,7 @@ async def test_a_room_loaded_from_redis_resumes_with_the_bot_whose_turn_it_is(
     room = await open_room(registry, meta.id)
     watcher = await seated(room, 0)
     await watcher.state_where(lambda f: f["version"] >= 2)
-    entries = await store.entries(meta.id)
+    entries = await log_of(store, meta.id)
     assert entries[0] == first
     assert isinstance(entries[1], Play | Pass)
     assert entries[1].seat == 1
@@ -122,13 +115,13 @@ async def test_every_socket_of_a_seat_gets_every_state_and_they_share_one_hint_c
     answers = []
     for i in range(len(hints) + 1):
         tab = tab_a if i % 2 == 0 else tab_b
-        room.submit(tab.conn, HintMsg(version=0))
+        room.submit(tab.conn, 0, AskHint())
         answers.append(await tab.next("hint"))
     assert [a["index"] for a in answers] == [*range(len(hints)), 0]
     assert [a["cards"] for a in answers] == [*hints, hints[0]]
     assert {a["count"] for a in answers} == {len(hints)}
 
-    room.submit(tab_a.conn, PlayMsg(version=0, cards=hints[0]))
+    room.submit(tab_a.conn, 0, Play(seat=0, cards=hints[0]))
     for sock in (tab_a, tab_b, other):
         frame = await sock.next("state")
         assert frame["version"] == 1
@@ -140,7 +133,7 @@ async def test_every_socket_of_a_seat_gets_every_state_and_they_share_one_hint_c
             "top": frame["events"][0]["top"],
         }
     # A new version restarts the cycle.
-    room.submit(other.conn, HintMsg(version=1))
+    room.submit(other.conn, 1, AskHint())
     assert (await other.next("hint"))["index"] == 0
 
 
@@ -153,22 +146,45 @@ async def test_stale_and_refused_actions_answer_only_the_sender_and_write_nothin
     hand = view(shown)["hand"]
     not_held = next(c for c in ("3H", "3D", "3C", "4S", "4H") if c not in hand)
     cases = [
-        (waiting, PlayMsg(version=0, cards=["5S"]), "not_your_turn"),
-        (leader, PlayMsg(version=0, cards=[not_held]), "cards_not_in_hand"),
-        (leader, PlayMsg(version=0, cards=["ZZ"]), "invalid_card"),
-        (leader, PassMsg(version=0), "leader_may_not_pass"),
-        (leader, PlayMsg(version=3, cards=["3S"]), "stale_version"),
-        (leader, NextDealMsg(version=0), "deal_in_progress"),
-        (leader, NewMatchMsg(version=0), "match_not_over"),
+        (waiting, 0, Play(seat=1, cards=["5S"]), "not_your_turn"),
+        (leader, 0, Play(seat=0, cards=[not_held]), "cards_not_in_hand"),
+        (leader, 0, Play(seat=0, cards=["ZZ"]), "invalid_card"),
+        (leader, 0, Pass(seat=0), "leader_may_not_pass"),
+        (leader, 3, Play(seat=0, cards=["3S"]), "stale_version"),
+        (leader, 0, NextDeal(), "deal_in_progress"),
+        (leader, 0, NewMatch(), "match_not_over"),
     ]
-    for sock, message, code in cases:
-        room.submit(sock.conn, message)
+    for sock, version, request, code in cases:
+        room.submit(sock.conn, version, request)
         error = await sock.next()
         assert (error["type"], error["code"], error["version"]) == ("error", code, 0)
-    assert await store.version(meta.id) == 0
+    assert len(await log_of(store, meta.id)) == 0
     assert room.version == 0
     assert waiting.frames.empty()
     assert leader.frames.empty()
+
+
+async def test_an_action_made_one_version_ago_is_refused_as_stale_and_changes_nothing(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, _ = await new_table(store, seed=seed_where_leader_is(0), humans=3, bots=[])
+    room = await open_room(registry, meta.id)
+    (leader, shown), (follower, _) = await seat_all(room, [0, 1])
+    room.submit(leader.conn, 0, Play(seat=0, cards=view(shown)["hints"][0]))
+    await leader.next("state")
+    now = await follower.next("state")
+    assert now["version"] == 1
+    # Seat 1's move is legal at version 1 (its turn), but it was made against version 0.
+    answer = view(now)["hints"][0]
+    room.submit(follower.conn, 0, Play(seat=1, cards=answer))
+    error = await follower.next()
+    assert (error["type"], error["code"], error["version"]) == ("error", "stale_version", 1)
+    assert len(await log_of(store, meta.id)) == 1
+    assert room.version == 1
+    assert leader.frames.empty()
+    # The same move against the current version is taken.
+    room.submit(follower.conn, 1, Play(seat=1, cards=answer))
+    assert (await follower.next("state"))["version"] == 2
 
 
 async def test_bot_speed_changed_mid_turn_by_any_human_is_stored_and_shown_to_all(
@@ -181,14 +197,14 @@ async def test_bot_speed_changed_mid_turn_by_any_human_is_stored_and_shown_to_al
     (first, shown_first), (second, shown_second) = await seat_all(room, [0, 1])
     for frame in (shown_first, shown_second):
         assert (view(frame)["turn"], frame["table"]["bot_speed_ms"]) == (2, 5000)
-    room.submit(second.conn, BotSpeedMsg(version=0, ms=0))
+    room.submit(second.conn, 0, BotSpeed(ms=0, seat=1))
     for sock in (first, second):
         frame = await sock.next("state")
         assert (frame["version"], frame["table"]["bot_speed_ms"]) == (1, 0)
     # The waiting bot picks up the new speed and plays.
     played = await first.state_where(lambda f: f["version"] == 2)
     assert view(played)["moves"][0]["seat"] == 2
-    entries = await store.entries(meta.id)
+    entries = await log_of(store, meta.id)
     assert entries[0] == BotSpeed(ms=0, seat=1)
     assert rebuild(meta, entries).bot_speed_ms == 0
 
@@ -203,9 +219,9 @@ async def play_to_result(room: Room, sock: Socket) -> dict[str, Any]:
         if v["turn"] == sock.conn.seat:
             version = frame["version"]
             if v["hints"]:
-                room.submit(sock.conn, PlayMsg(version=version, cards=v["hints"][0]))
+                room.submit(sock.conn, version, Play(seat=v["seat"], cards=v["hints"][0]))
             else:
-                room.submit(sock.conn, PassMsg(version=version))
+                room.submit(sock.conn, version, Pass(seat=v["seat"]))
 
 
 async def test_next_deal_then_new_match_once_the_match_is_over(
@@ -217,9 +233,9 @@ async def test_next_deal_then_new_match_once_the_match_is_over(
     end = await play_to_result(room, sock)
     assert view(end)["deal_no"] == 1
     assert not view(end)["match_over"]
-    room.submit(sock.conn, NewMatchMsg(version=end["version"]))
+    room.submit(sock.conn, end["version"], NewMatch())
     assert (await sock.next("error"))["code"] == "match_not_over"
-    room.submit(sock.conn, NextDealMsg(version=end["version"]))
+    room.submit(sock.conn, end["version"], NextDeal())
     frame = await sock.next("state")
     assert view(frame)["deal_no"] == 2
     assert frame["events"][0]["type"] == "deal_started"
@@ -234,15 +250,15 @@ async def test_new_match_after_a_one_deal_match_deals_fresh_cards(
     sock = await seated(room, 0)
     end = await play_to_result(room, sock)
     assert view(end)["match_over"]
-    room.submit(sock.conn, NextDealMsg(version=end["version"]))
+    room.submit(sock.conn, end["version"], NextDeal())
     assert (await sock.next("error"))["code"] == "match_over"
-    room.submit(sock.conn, NewMatchMsg(version=end["version"]))
+    room.submit(sock.conn, end["version"], NewMatch())
     frame = await sock.next("state")
     assert frame["table"]["match_no"] == 1
     assert view(frame)["deal_no"] == 1
     assert view(frame)["totals"] == [0, 0, 0]
     assert len(view(frame)["hand"]) == 16
-    entries = await store.entries(meta.id)
+    entries = await log_of(store, meta.id)
     assert entries[end["version"]] == NewMatch()
     assert rebuild(meta, entries[: frame["version"]]).match_no == 1
 
@@ -255,14 +271,14 @@ async def test_two_processes_on_one_table_cannot_fork_it(store: TableStore) -> N
         sock_a, sock_b = await seated(room_a, 0), await seated(room_b, 0)
         hints = view(await sock_a.next("state"))["hints"]
         await sock_b.next("state")
-        room_a.submit(sock_a.conn, PlayMsg(version=0, cards=hints[0]))
+        room_a.submit(sock_a.conn, 0, Play(seat=0, cards=hints[0]))
         assert (await sock_a.next("state"))["version"] == 1
         # B still believes version 0: the engine accepts, Redis refuses, B's room closes.
-        room_b.submit(sock_b.conn, PlayMsg(version=0, cards=hints[-1]))
+        room_b.submit(sock_b.conn, 0, Play(seat=0, cards=hints[-1]))
         await asyncio.wait_for(room_b.wait_closed(), GUARD_SECONDS)
         assert sock_b.conn.close_code == CloseCode.TABLE_UNAVAILABLE
         assert sock_b.frames.empty()
-        assert await store.entries(meta.id) == [Play(seat=0, cards=hints[0])]
+        assert await log_of(store, meta.id) == [Play(seat=0, cards=hints[0])]
         reloaded = await open_room(second, meta.id)
         assert reloaded is not room_b
         assert reloaded.version == 1
@@ -278,7 +294,7 @@ async def test_an_idle_room_is_dropped_and_the_next_socket_reloads_it(store: Tab
         room = await open_room(registry, meta.id)
         sock = await seated(room, 0)
         hints = view(await sock.next("state"))["hints"]
-        room.submit(sock.conn, PlayMsg(version=0, cards=hints[0]))
+        room.submit(sock.conn, 0, Play(seat=0, cards=hints[0]))
         await sock.next("state")
         room.detach(sock.conn)
         await asyncio.wait_for(room.wait_closed(), GUARD_SECONDS)

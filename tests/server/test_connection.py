@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
+from server.connection import Connection
 from server.protocol import CloseCode
-from server.rooms.seats import Connection
 
 
 async def test_frames_are_sent_in_order() -> None:
@@ -21,7 +21,7 @@ async def test_frames_are_sent_in_order() -> None:
 
     conn = Connection(0, send, queue_size=4)
     writer = conn.start()
-    assert all(conn.push(f) for f in ("a", "b", "c"))
+    assert all(conn.push_frame(f) for f in ("a", "b", "c"))
     await asyncio.wait_for(done.wait(), 10)
     assert sent == ["a", "b", "c"]
     assert conn.open
@@ -38,14 +38,14 @@ async def test_client_that_cannot_keep_up_is_cut_off_with_4408() -> None:
 
     conn = Connection(1, stuck_send, queue_size=2)
     writer = conn.start()
-    assert conn.push("in flight")
+    assert conn.push_frame("in flight")
     await asyncio.wait_for(first_send.wait(), 10)
-    assert conn.push("queued 1")
-    assert conn.push("queued 2")
-    assert not conn.push("one too many")
+    assert conn.push_frame("queued 1")
+    assert conn.push_frame("queued 2")
+    assert not conn.push_frame("one too many")
     assert conn.close_code == CloseCode.TOO_SLOW
     assert not conn.open
-    assert not conn.push("after the cut")
+    assert not conn.push_frame("after the cut")
     with pytest.raises(asyncio.CancelledError):
         await writer
 

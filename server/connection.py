@@ -1,0 +1,85 @@
+"""One game socket's outgoing side: a bounded queue of frames and its writer task.
+
+A room never awaits a socket.  It hands each update to ``Connection.push``,
+which encodes it (``server.presenter``) and only enqueues; the writer task does
+the sending.  When a client falls so far behind that its bounded queue is
+full, it is cut off (close code 4408) and may reconnect for a fresh full state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from server import presenter
+from server.protocol import CloseCode
+from server.rooms.updates import Closing, Update
+
+__all__ = ["Connection", "Sender"]
+
+Sender = Callable[[str], Awaitable[None]]
+
+
+class Connection:
+    """One socket of one human seat, with a bounded outgoing queue (a room ``Listener``)."""
+
+    def __init__(self, seat: int, send: Sender, queue_size: int) -> None:
+        if queue_size < 1:
+            raise ValueError("the outgoing queue holds at least one frame")
+        self._seat = seat
+        self._send = send
+        self._queue: asyncio.Queue[str] = asyncio.Queue(queue_size)
+        self._writer: asyncio.Task[None] | None = None
+        # Why the server ended this connection (a WebSocket close code), if it did.
+        self.close_code: int | None = None
+        self.close_reason = ""
+
+    @property
+    def seat(self) -> int:
+        """The seat this socket sits at."""
+        return self._seat
+
+    def start(self) -> asyncio.Task[None]:
+        """Start the writer; the task ends when the socket fails or the server shuts it."""
+        self._writer = asyncio.create_task(self._write_loop(), name=f"writer-seat{self._seat}")
+        return self._writer
+
+    @property
+    def open(self) -> bool:
+        """False once the server ended the socket or its writer stopped."""
+        return self.close_code is None and not (self._writer is not None and self._writer.done())
+
+    def push(self, update: Update) -> bool:
+        """Queue a room's ``update`` as a frame; False when the connection is (now) cut off."""
+        if not self.open:
+            return False
+        return self.push_frame(presenter.frame(update))
+
+    def push_frame(self, frame: str) -> bool:
+        """Queue an encoded ``frame`` without waiting; False when the connection is cut off."""
+        if not self.open:
+            return False
+        try:
+            self._queue.put_nowait(frame)
+        except asyncio.QueueFull:
+            self.shut(CloseCode.TOO_SLOW, "too slow: outgoing queue full, reconnect")
+            return False
+        return True
+
+    def end(self, why: Closing) -> None:
+        """End the connection for a room's reason ``why``."""
+        self.shut(*presenter.close_for(why))
+
+    def shut(self, code: int, reason: str) -> None:
+        """End the connection from the server side; the socket handler closes with ``code``."""
+        if self.close_code is not None:
+            return
+        self.close_code = code
+        self.close_reason = reason
+        if self._writer is not None:
+            self._writer.cancel()
+
+    async def _write_loop(self) -> None:
+        while True:
+            frame = await self._queue.get()
+            await self._send(frame)

@@ -1,0 +1,27 @@
+"""The root of every refusal the server explains: a stable reason code and a message.
+
+Each layer refines it with its own reason enum (``engine.Reason``,
+``protocol.ProtocolErrorCode``, ``rooms.RoomReason``, ``config.ConfigReason``,
+``redis_embedded.EmbeddedRedisReason``).  A reason's value is its wire code:
+``server.presenter`` turns any ``ServerError`` that reaches a client into one
+``error`` frame, and the CLI prints the start-up ones.  This module imports
+nothing from the rest of ``server`` so the pure engine may build on it.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = ["ServerError"]
+
+
+class ServerError(Exception):
+    """Base of every explained refusal; ``reason`` is the stable code, ``message`` for people."""
+
+    def __init__(self, reason: StrEnum, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.reason.value!r}, {self.message!r})"

@@ -1,0 +1,195 @@
+"""Between the wire and the rooms, without I/O: messages in, requests out; updates in, frames out.
+
+The room actor deals in engine actions and seat views; ``server.protocol``
+defines the frames.  This module is the only place that knows both, the way
+a sans-I/O protocol object sits between a socket and an application:
+
+- ``read_join`` and ``read`` turn one client frame into what should happen
+  (a join, a request for the room, or an answer for the sender alone);
+- ``frame`` turns a room's ``Update`` into one text frame;
+- ``error_frame`` is the single mapping from a ``ServerError`` to an ``error``
+  frame (its reason's value is the wire code), and ``close_for`` the single
+  mapping from a room's ``Closing`` to a WebSocket close code.
+
+``server.connection`` and ``server.app`` do the sending and receiving.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from server.engine import NextDeal, Pass, Play, Reason
+from server.errors import ServerError
+from server.protocol import (
+    BotSpeedMsg,
+    CloseCode,
+    ErrorMsg,
+    HintMsg,
+    HintReply,
+    JoinMsg,
+    NewMatchMsg,
+    NextDealMsg,
+    PassMsg,
+    PingMsg,
+    PlayMsg,
+    Pong,
+    ProtocolError,
+    ProtocolErrorCode,
+    SeatInfo,
+    StateMsg,
+    TableInfo,
+    VersionedMessage,
+    decode_client,
+    encode,
+)
+from server.rooms.commands import AskHint, Request
+from server.rooms.log import BotSpeed, NewMatch
+from server.rooms.updates import (
+    Closing,
+    HintAnswer,
+    Refused,
+    RoomReason,
+    StateUpdate,
+    TableSnapshot,
+    Update,
+)
+
+__all__ = [
+    "PONG",
+    "WIRE_REASONS",
+    "Answer",
+    "Inbound",
+    "ToRoom",
+    "close_for",
+    "error_frame",
+    "frame",
+    "read",
+    "read_join",
+    "request_for",
+    "table_info",
+]
+
+# Every reason enum whose codes reach a client in an ``error`` frame (docs/protocol.md
+# lists them, and the client words each one).
+WIRE_REASONS: tuple[type[StrEnum], ...] = (ProtocolErrorCode, RoomReason, Reason)
+
+PONG = encode(Pong())
+
+_CLOSINGS: dict[Closing, tuple[int, str]] = {
+    Closing.SHUTDOWN: (1001, "server shutting down"),
+    Closing.IDLE: (1001, "idle"),
+    Closing.TABLE_UNAVAILABLE: (CloseCode.TABLE_UNAVAILABLE, "table unavailable, reconnect"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ToRoom:
+    """Hand ``request``, made against table ``version``, to the socket's room."""
+
+    version: int
+    request: Request
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """Send ``frame`` back to this socket only; the room never hears of it."""
+
+    frame: str
+
+
+Inbound = ToRoom | Answer
+
+
+def read_join(raw: str | bytes, max_bytes: int) -> JoinMsg:
+    """A socket's first frame, which must be a ``join``; raises ``ProtocolError``."""
+    message = decode_client(raw, max_bytes)
+    if not isinstance(message, JoinMsg):
+        raise ProtocolError(ProtocolErrorCode.JOIN_REQUIRED, "the first message must be join")
+    return message
+
+
+def read(raw: str | bytes, max_bytes: int, *, seat: int, version: int) -> Inbound:
+    """What to do with one frame from a joined socket at ``seat`` (table at ``version``)."""
+    try:
+        message = decode_client(raw, max_bytes)
+    except ProtocolError as exc:
+        return Answer(error_frame(exc, version))
+    if isinstance(message, PingMsg):
+        return Answer(PONG)
+    if isinstance(message, JoinMsg):
+        refusal = ProtocolError(
+            ProtocolErrorCode.ALREADY_JOINED,
+            "this socket has already joined; open a new one to switch",
+        )
+        return Answer(error_frame(refusal, version))
+    return ToRoom(message.version, request_for(message, seat))
+
+
+def request_for(message: VersionedMessage, seat: int) -> Request:
+    """The room request a message from ``seat`` asks for (the seat comes from its token)."""
+    if isinstance(message, PlayMsg):
+        return Play(seat=seat, cards=list(message.cards))
+    if isinstance(message, PassMsg):
+        return Pass(seat=seat)
+    if isinstance(message, HintMsg):
+        return AskHint()
+    if isinstance(message, NextDealMsg):
+        return NextDeal()
+    if isinstance(message, NewMatchMsg):
+        return NewMatch()
+    assert isinstance(message, BotSpeedMsg)
+    return BotSpeed(ms=message.ms, seat=seat)
+
+
+def table_info(table: TableSnapshot) -> TableInfo:
+    """The ``table`` part of a ``state`` frame (bots always count as connected)."""
+    meta = table.meta
+    return TableInfo(
+        id=meta.id,
+        seats=[
+            SeatInfo(
+                seat=s.seat,
+                name=s.name,
+                kind=s.kind,
+                level=s.level,
+                connected=s.kind == "bot" or table.connected[s.seat],
+            )
+            for s in meta.seats
+        ],
+        bot_speed_ms=table.bot_speed_ms,
+        humans=meta.humans,
+        match_no=table.match_no,
+    )
+
+
+def frame(update: Update) -> str:
+    """The text frame that tells a socket ``update``."""
+    if isinstance(update, StateUpdate):
+        return encode(
+            StateMsg(
+                version=update.version,
+                table=table_info(update.table),
+                view=update.view,
+                events=update.events,
+            )
+        )
+    if isinstance(update, HintAnswer):
+        return encode(
+            HintReply(
+                version=update.version, cards=update.cards, index=update.index, count=update.count
+            )
+        )
+    assert isinstance(update, Refused)
+    return error_frame(update.error, update.version)
+
+
+def error_frame(error: ServerError, version: int | None) -> str:
+    """The ``error`` frame for ``error``: its reason's value is the code (``version`` is
+    ``None`` before the join)."""
+    return encode(ErrorMsg(code=error.reason.value, message=error.message, version=version))
+
+
+def close_for(why: Closing) -> tuple[int, str]:
+    """The WebSocket close code and reason text that end a socket for ``why``."""
+    return _CLOSINGS[why]

@@ -1,0 +1,94 @@
+"""What a room tells the people at its table, in game terms (the presenter makes frames).
+
+A room hands each human seat's sockets ``Update`` values and ends them with a
+``Closing``; it never sees the wire format.  ``server.presenter`` encodes
+updates as frames and maps closings to WebSocket close codes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from server.engine import Event, SeatView
+from server.errors import ServerError
+
+from .log import TableMeta
+
+__all__ = [
+    "Closing",
+    "HintAnswer",
+    "Refused",
+    "RoomError",
+    "RoomReason",
+    "StateUpdate",
+    "TableSnapshot",
+    "Update",
+]
+
+
+class RoomReason(StrEnum):
+    """Why a room refused a request before the engine saw it (checked in this order)."""
+
+    STALE_VERSION = "stale_version"
+    MATCH_NOT_OVER = "match_not_over"
+
+
+class RoomError(ServerError):
+    """A request the room refused; it changed nothing."""
+
+    reason: RoomReason
+
+    def __init__(self, reason: RoomReason, message: str) -> None:
+        super().__init__(reason, message)
+
+
+class Closing(StrEnum):
+    """Why a room ended a socket."""
+
+    SHUTDOWN = "shutdown"
+    IDLE = "idle"
+    # The table could not be stored (Redis down, or another process moved it on);
+    # reconnecting reloads it from Redis.
+    TABLE_UNAVAILABLE = "table_unavailable"
+
+
+@dataclass(frozen=True, slots=True)
+class TableSnapshot:
+    """The table around the game at one moment: who sits where, who is connected."""
+
+    meta: TableMeta
+    connected: tuple[bool, ...]
+    bot_speed_ms: int
+    match_no: int
+
+
+@dataclass(frozen=True, slots=True)
+class StateUpdate:
+    """A seat's whole picture at ``version``, with the events that led to it."""
+
+    version: int
+    table: TableSnapshot
+    view: SeatView
+    events: list[Event]
+
+
+@dataclass(frozen=True, slots=True)
+class HintAnswer:
+    """Hint number ``index`` of ``count`` for the asking socket (``count`` 0: none)."""
+
+    version: int
+    cards: list[str]
+    index: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A request refused (by the room or the engine) while the table was at ``version``."""
+
+    version: int
+    error: ServerError
+
+
+Update = StateUpdate | HintAnswer | Refused
