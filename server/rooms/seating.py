@@ -12,6 +12,8 @@ from enum import StrEnum
 
 import msgspec
 
+from server.errors import ServerError
+
 from .clock import AUTO_AFTER
 from .log import RetiredToken, SeatMeta, TableMeta
 from .tables import BOT_NAMES, human_name
@@ -55,13 +57,13 @@ class SeatReason(StrEnum):
     RATE_LIMITED = "rate_limited"
 
 
-class SeatError(Exception):
-    """A seat change or seat action refused; ``code`` is the wire reason code."""
+class SeatError(ServerError):
+    """A seat change or seat action refused; ``reason`` is the wire reason code."""
 
-    def __init__(self, code: SeatReason, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+    reason: SeatReason
+
+    def __init__(self, reason: SeatReason, message: str) -> None:
+        super().__init__(reason, message)
 
 
 def on_auto(seat: SeatMeta) -> bool:

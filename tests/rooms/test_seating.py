@@ -35,7 +35,7 @@ def refused(code: SeatReason, call: object, *args: object, **kwargs: object) -> 
     assert callable(call)
     with pytest.raises(SeatError) as err:
         call(*args, **kwargs)
-    assert err.value.code is code
+    assert err.value.reason is code
     assert err.value.message
 
 
