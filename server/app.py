@@ -30,10 +30,11 @@ from server.connection import Connection
 from server.engine import EngineError
 from server.errors import ServerError
 from server.protocol import CloseCode, JoinMsg, ProtocolError, ProtocolErrorCode
+from server.rooms import tables
 from server.rooms.registry import DEFAULT_IDLE_SECONDS, Registry
 from server.rooms.room import Room, RoomClosed
 from server.rooms.store import StoreError, TableStore
-from server.rooms.tables import CreateTableRequest, build_table
+from server.rooms.tables import CreateTableRequest
 from server.rooms.tokens import seat_for_token, valid_table_id
 from server.rooms.updates import Closing
 
@@ -90,6 +91,8 @@ def _error(status: int, code: str, message: str) -> _Json:
 def create_app(
     settings: Settings, redis_url: str, *, idle_seconds: float = DEFAULT_IDLE_SECONDS
 ) -> Starlette:
+    """The Starlette app: ``POST /api/tables``, ``GET /healthz``, the ``/ws`` game socket
+    and the static client; Redis, the store and the room registry live for its lifespan."""
     holder: dict[str, _Services] = {}
 
     def services() -> _Services:
@@ -122,15 +125,13 @@ def create_app(
         body = await _read_body(request)
         try:
             create = msgspec.json.decode(body or b"{}", type=CreateTableRequest)
-            meta, seats = build_table(create)
+            created = await tables.create_table(services().store, create)
         except (msgspec.DecodeError, ValueError) as exc:
             return _error(400, "bad_request", str(exc))
-        try:
-            await services().store.create(meta)
         except (RedisError, OSError, StoreError) as exc:
             log.warning("cannot create a table: %s", exc)
             return _error(503, "storage_unavailable", "the table store is unreachable")
-        return _Json({"table": meta.id, "seats": seats}, status_code=201)
+        return _Json(created, status_code=201)
 
     async def healthz(request: Request) -> Response:
         reachable = await services().store.ping()

@@ -35,6 +35,8 @@ __all__ = [
 
 
 class SeatMeta(msgspec.Struct, frozen=True):
+    """One seat as stored: who sits there (human or bot level) and its token's hash."""
+
     seat: int
     kind: Literal["human", "bot"]
     name: str
@@ -56,6 +58,8 @@ class RetiredToken(msgspec.Struct, frozen=True):
 
 
 class TableMeta(msgspec.Struct, frozen=True):
+    """What a table was created with (and its seat state): with the log, all of it."""
+
     id: str
     rules: engine.Rules
     seed: int
@@ -74,6 +78,7 @@ class TableMeta(msgspec.Struct, frozen=True):
 
     @property
     def humans(self) -> int:
+        """How many seats are human."""
         return sum(1 for s in self.seats if s.kind == "human")
 
 
@@ -82,6 +87,8 @@ class NewMatch(msgspec.Struct, frozen=True, tag="new_match"):
 
 
 class BotSpeed(msgspec.Struct, frozen=True, tag="bot_speed"):
+    """Seat ``seat`` set the pause before each bot move to ``ms``."""
+
     ms: int
     seat: int
 
@@ -90,6 +97,9 @@ LogEntry: TypeAlias = Play | Pass | NextDeal | NewMatch | BotSpeed
 
 
 class TableState(msgspec.Struct):
+    """A table rebuilt from its log: the match, how many matches came before, the bot
+    speed, and the version (log length)."""
+
     match: engine.MatchState
     match_no: int
     bot_speed_ms: int

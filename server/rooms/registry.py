@@ -19,6 +19,8 @@ DEFAULT_IDLE_SECONDS = 60.0
 
 
 class Registry:
+    """This process's live rooms by table id; each table is loaded at most once at a time."""
+
     def __init__(self, store: TableStore, *, idle_seconds: float = DEFAULT_IDLE_SECONDS) -> None:
         self._store = store
         self._idle_seconds = idle_seconds
@@ -26,11 +28,9 @@ class Registry:
         self._loading: dict[str, asyncio.Task[Room | None]] = {}
 
     def live(self, table_id: str) -> Room | None:
+        """The room of ``table_id`` if it is loaded here and still running."""
         room = self._rooms.get(table_id)
         return room if room is not None and not room.closed else None
-
-    def __len__(self) -> int:
-        return len(self._rooms)
 
     async def room(self, table_id: str) -> Room | None:
         """The live room of ``table_id``, loading it once however many sockets ask; None if
@@ -68,6 +68,7 @@ class Registry:
             del self._rooms[room.id]
 
     async def close(self) -> None:
+        """Stop every room (sockets get 1001) and any load under way."""
         for task in list(self._loading.values()):
             task.cancel()
         rooms = list(self._rooms.values())

@@ -94,11 +94,6 @@ class Room:
         """The current match (read-only for everyone but the actor)."""
         return self._state
 
-    @property
-    def bot_speed_ms(self) -> int:
-        """The pause before each bot move."""
-        return self._bot_speed_ms
-
     # --- called from connection handlers (never block on the actor) -----------
 
     def start(self) -> None:

@@ -80,6 +80,8 @@ _encoder = msgspec.json.Encoder()
 
 
 class TableStore:
+    """A table's meta and log in Redis; every write is checked against the version."""
+
     def __init__(self, redis: aioredis.Redis, ttl_seconds: int) -> None:
         self._redis = redis
         self._ttl = ttl_seconds
@@ -87,15 +89,18 @@ class TableStore:
 
     @property
     def ttl_seconds(self) -> int:
+        """How long an untouched table stays in Redis."""
         return self._ttl
 
     async def ping(self) -> bool:
+        """Whether Redis answers (never raises)."""
         try:
             return bool(await self._redis.ping())
         except (aioredis.RedisError, OSError):
             return False
 
     async def create(self, meta: TableMeta) -> None:
+        """Store a new table's meta; ``StoreError`` if the id is taken."""
         created = await self._redis.set(
             _meta_key(meta.id), _encoder.encode(meta), ex=self._ttl, nx=True
         )
@@ -103,6 +108,7 @@ class TableStore:
             raise StoreError(f"table {meta.id} already exists")
 
     async def load_meta(self, table_id: str) -> TableMeta | None:
+        """The table's meta alone (None if Redis has no such table)."""
         raw = await self._redis.get(_meta_key(table_id))
         return None if raw is None else _meta_decoder.decode(raw)
 

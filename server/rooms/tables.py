@@ -1,14 +1,20 @@
-"""Creating a table: the ``POST /api/tables`` body, its checks, and the stored meta."""
+"""Creating a table: the ``POST /api/tables`` body, its checks, and the stored meta.
+
+Every choice is checked against its one source: presets and match lengths
+against the engine, rule options against ``engine.Rules``, bot levels against
+``server.bots.LEVELS``, the bot speed against ``config.MAX_BOT_SPEED_MS``.
+"""
 
 from __future__ import annotations
 
 import secrets
 import time
-from typing import Annotated, Literal
+from typing import Annotated, Any
 
 import msgspec
 
-from server import engine
+from server import bots, engine
+from server.config import MAX_BOT_SPEED_MS
 
 from .clock import (
     DEFAULT_GRACE_SECONDS,
@@ -38,25 +44,34 @@ def human_name(seat: int) -> str:
     return f"Player {seat + 1}"
 
 
-BotLevel = Literal["easy", "normal", "strong"]
-
-
 class RuleOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Single house-rule overrides on top of the preset (unset fields keep the preset's)."""
+    """Single house-rule overrides on top of the preset (unset fields keep the preset's).
 
-    removed_ace: Literal["AS", "AC"] | None = None
+    The allowed values are ``engine.Rules``'s: the overridden rules are checked
+    by converting them to ``Rules``.
+    """
+
+    removed_ace: str | None = None
     first_play_three_spades: bool | None = None
-    later_leader: Literal["winner", "three_of_spades"] | None = None
+    later_leader: str | None = None
     split_bombs: bool | None = None
-    bomb_payment: Literal["immediate", "winning"] | None = None
+    bomb_payment: str | None = None
+
+
+def _one_of(field: str, value: Any, allowed: Any) -> None:
+    if value not in allowed:
+        choices = ", ".join(str(a) for a in allowed)
+        raise ValueError(f"{field} must be one of {choices}, not {value!r}")
 
 
 class CreateTableRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    rules: Literal["classic", "sixteen", "kawu"] = "classic"
+    """The ``POST /api/tables`` body; every field has a default."""
+
+    rules: str = "classic"
     options: RuleOptions = RuleOptions()
-    deals: Literal[1, 5, 10] = 1
-    bots: list[BotLevel] | None = None
-    bot_speed_ms: Annotated[int, msgspec.Meta(ge=0, le=5000)] = 800
+    deals: int = 1
+    bots: list[str] | None = None
+    bot_speed_ms: Annotated[int, msgspec.Meta(ge=0, le=MAX_BOT_SPEED_MS)] = 800
     humans: Annotated[int, msgspec.Meta(ge=1, le=3)] = 1
     name: Annotated[str, msgspec.Meta(min_length=1, max_length=24)] = "You"
     # Fixes the deals (for tests, replays and bug reports); random when absent.
@@ -65,16 +80,28 @@ class CreateTableRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True
     turn_seconds: int | None = None
     # Seconds without a socket during one's turn before the stand-in plays it.
     grace_seconds: int = DEFAULT_GRACE_SECONDS
-    standin_level: BotLevel = "normal"
+    standin_level: str = "normal"
+
+    def __post_init__(self) -> None:
+        # msgspec reports a ValueError raised here as a ValidationError of the body.
+        _one_of("rules", self.rules, engine.PRESETS)
+        _one_of("deals", self.deals, engine.MATCH_LENGTHS)
+        for level in self.bots or ():
+            _one_of("a bot level", level, bots.LEVELS)
+        _one_of("standin_level", self.standin_level, bots.LEVELS)
 
 
 class CreatedSeat(msgspec.Struct, frozen=True):
+    """A human seat of a new table: its secret token and the invite link that carries it."""
+
     seat: int
     token: str
     invite: str
 
 
 class CreatedTable(msgspec.Struct, frozen=True):
+    """The ``POST /api/tables`` answer: the table id and its human seats."""
+
     table: str
     seats: list[CreatedSeat]
 
@@ -86,7 +113,10 @@ def _rules(request: CreateTableRequest) -> engine.Rules:
         if (value := getattr(request.options, name)) is not None
     }
     base = engine.PRESETS[request.rules]
-    rules = msgspec.structs.replace(base, **overrides)
+    try:
+        rules = msgspec.convert(msgspec.structs.asdict(base) | overrides, engine.Rules)
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"options: {exc}") from None
     # A table that differs from its preset must not be shown under the preset's name.
     return rules if rules == base else msgspec.structs.replace(rules, preset="custom")
 
@@ -138,6 +168,8 @@ def build_table(request: CreateTableRequest) -> tuple[TableMeta, list[CreatedSea
 
 
 async def create_table(store: TableStore, request: CreateTableRequest) -> CreatedTable:
+    """Build the table and store it; raises ``ValueError`` for a request that does not
+    fit (nothing is stored) and ``StoreError``/``RedisError`` when it cannot be stored."""
     meta, seats = build_table(request)
     await store.create(meta)
     return CreatedTable(table=meta.id, seats=seats)

@@ -19,10 +19,12 @@ _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 
 
 def new_table_id() -> str:
+    """A fresh, unguessable table id (22 URL-safe characters)."""
     return secrets.token_urlsafe(16)
 
 
 def new_token() -> str:
+    """A fresh seat token (32 URL-safe characters); only its hash is stored."""
     return secrets.token_urlsafe(24)
 
 
@@ -32,6 +34,7 @@ def valid_table_id(table_id: str) -> bool:
 
 
 def hash_token(token: str) -> str:
+    """The SHA-256 hex digest Redis keeps in place of ``token``."""
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
