@@ -14,7 +14,7 @@ import logging
 import msgspec
 
 from ..engine import Pass, Play, SeatView, parse_card
-from ..engine.combos import counts_of, counts_string
+from ..engine.players import counts_of, counts_string
 from .base import Bot, BotAction, fallback_action
 from .levels import EasyBot, NormalBot
 from .pool import decode_action, get_pool, shutdown, think

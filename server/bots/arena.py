@@ -28,6 +28,8 @@ __all__ = ["DealRecord", "main", "play_deal", "summarise"]
 
 
 class DealRecord(NamedTuple):
+    """One duplicate deal's outcome per level, over every seat assignment."""
+
     # Per level: mean points over the seats and assignments it played this deal.
     points: dict[str, float]
     games: dict[str, int]
@@ -37,12 +39,15 @@ class DealRecord(NamedTuple):
 
 
 def assignments(levels: Sequence[str]) -> list[tuple[str, ...]]:
+    """Every distinct way to seat ``levels``."""
+
     return sorted(set(itertools.permutations(levels)))
 
 
 def play_deal(
     rules: Rules, seed: int, deal: int, levels: tuple[str, ...], budget: float
 ) -> DealRecord:
+    """Play deal ``deal`` once per seat assignment of ``levels``; per-level outcomes."""
     totals: dict[str, float] = {lv: 0.0 for lv in levels}
     games = {lv: 0 for lv in levels}
     wins = {lv: 0 for lv in levels}
@@ -86,6 +91,8 @@ def _pct(xs: list[float], q: float) -> float:
 
 
 def summarise(records: list[DealRecord], levels: Sequence[str]) -> str:
+    """The results table: per level points, rates and decision times; pairwise margins."""
+
     distinct = list(dict.fromkeys(levels))
     lines = [
         f"{'level':8} {'points/deal':>20} {'win rate':>9} {'shut-out':>9} "
@@ -108,6 +115,8 @@ def summarise(records: list[DealRecord], levels: Sequence[str]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the arena from the command line."""
+
     ap = argparse.ArgumentParser(
         prog="python -m server.bots.arena", description=__doc__.split("\n")[0]
     )

@@ -12,6 +12,8 @@ BotAction = Play | Pass
 
 
 class Bot(Protocol):
+    """A computer player: one action per view, from that view alone."""
+
     level: str
 
     def choose(self, view: SeatView) -> BotAction:

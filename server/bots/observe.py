@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..engine import SeatView
-from ..engine.cards import RANKS, deck, parse_card
-from ..engine.combos import BOMB, KIND_NAMES, Counts, Reading, counts_of
-from ..engine.rules import Rules
-from ..engine.state import Move
-from .sim import SEATS, SimDeal
+from ..engine import SeatView, parse_card
+from ..engine.players import (
+    BOMB,
+    HAND_SIZE,
+    SEATS,
+    Counts,
+    RankDeal,
+    Reading,
+    counts_of,
+    deck_counts,
+    move_reading,
+)
 
-__all__ = ["Observation", "PastMove", "full_deck", "observe", "reading_of"]
-
-HAND_SIZE = 16
+__all__ = ["Observation", "PastMove", "observe"]
 
 
 class PastMove(NamedTuple):
@@ -26,6 +30,8 @@ class PastMove(NamedTuple):
 
 
 class Observation(NamedTuple):
+    """One seat's knowledge of the deal in progress, from its view alone."""
+
     seat: int
     deal_no: int
     hand: Counts
@@ -43,9 +49,9 @@ class Observation(NamedTuple):
     unseen: Counts
     history: tuple[PastMove, ...]
 
-    def sim(self, hands: list[Counts]) -> SimDeal:
-        """A simulator for this position with ``hands`` as everyone's cards."""
-        return SimDeal(
+    def sim(self, hands: list[Counts]) -> RankDeal:
+        """This position as a ``RankDeal`` with ``hands`` as everyone's cards."""
+        return RankDeal(
             hands,
             self.seat,
             split=self.split,
@@ -60,21 +66,8 @@ class Observation(NamedTuple):
         )
 
 
-_DECKS: dict[str, Counts] = {}
-
-
-def full_deck(rules: Rules) -> Counts:
-    key = rules.removed_ace
-    if key not in _DECKS:
-        _DECKS[key] = counts_of(deck(key))
-    return _DECKS[key]
-
-
-def reading_of(move: Move) -> Reading:
-    return Reading(KIND_NAMES.index(move.kind), move.length, RANKS.index(move.top))
-
-
 def observe(view: SeatView) -> Observation:
+    """What ``view`` tells its seat, in rank-count space, with the public history."""
     hand = counts_of(parse_card(c) for c in view.hand)
     sizes = [HAND_SIZE] * SEATS
     table: Reading | None = None
@@ -95,8 +88,8 @@ def observe(view: SeatView) -> Observation:
             played += play
             sizes[move.seat] -= len(move.cards)
             played_any[move.seat] = True
-            table, passes = reading_of(move), 0
-    table = reading_of(view.table) if view.table is not None else None
+            table, passes = move_reading(move), 0
+    table = move_reading(view.table) if view.table is not None else None
     pay_now = view.rules.bomb_payment == "immediate"
     pending = view.leader if table is not None and table.kind == BOMB and not pay_now else -1
     return Observation(
@@ -113,6 +106,6 @@ def observe(view: SeatView) -> Observation:
         needs_three=view.must_include is not None,
         split=view.rules.split_bombs,
         pay_immediately=pay_now,
-        unseen=full_deck(view.rules) - hand - played,
+        unseen=deck_counts(view.rules) - hand - played,
         history=tuple(history),
     )

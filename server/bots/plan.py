@@ -10,7 +10,7 @@ out thousands of times mostly hits the caches.
 
 from __future__ import annotations
 
-from ..engine.combos import (
+from ..engine.players import (
     AIRPLANE,
     BOMB,
     PAIR,
@@ -22,30 +22,24 @@ from ..engine.combos import (
     UNIT,
     Counts,
     Reading,
+    count_at,
+    lowest_beating_top,
+    lowest_rank,
+    memo,
+    rank_block,
 )
-from ..engine.memo import memo
 
-__all__ = ["Group", "beatable", "decompose", "hand_cost", "top_rank"]
+__all__ = ["WIN", "Group", "beatable", "decompose", "group_cost", "hand_cost"]
 
 # (kind, length, top rank, the cards)
 Group = tuple[int, int, int, Counts]
 
+# The cost of an empty hand: going out beats everything.
 WIN = -100.0
 
 
-def _count(hand: Counts, r: int) -> int:
-    return (hand >> (4 * r)) & 15
-
-
-def top_rank(hand: Counts) -> int:
-    """The highest rank present, or -1 for an empty hand."""
-    for r in range(12, -1, -1):
-        if (hand >> (4 * r)) & 15:
-            return r
-    return -1
-
-
 def group_cost(kind: int, length: int, top: int) -> float:
+    """About one turn per combination, less for one likely to win its trick; a bomb gains."""
     if kind == BOMB:
         return -1.0
     if kind == SINGLE:
@@ -59,22 +53,13 @@ def group_cost(kind: int, length: int, top: int) -> float:
     return 1.0 - 0.8 * strength
 
 
-def _block(start: int, length: int, width: int) -> Counts:
-    total = 0
-    for r in range(start, start + length):
-        total += width * UNIT[r]
-    return total
-
-
 @memo(1 << 18)
 def decompose(hand: Counts, split: bool) -> tuple[float, tuple[Group, ...]]:
     """The cheapest split of ``hand`` into combinations (trios bare), by ``group_cost``."""
     if hand == 0:
         return 0.0, ()
-    low = 0
-    while not (hand >> (4 * low)) & 15:
-        low += 1
-    c = _count(hand, low)
+    low = lowest_rank(hand)
+    c = count_at(hand, low)
     options: list[Group] = []
     if c == 4 and low <= 10:
         options.append((BOMB, 1, low, 4 * UNIT[low]))
@@ -87,12 +72,12 @@ def decompose(hand: Counts, split: bool) -> tuple[float, tuple[Group, ...]]:
         for width, min_len, kind in ((1, 5, STRAIGHT), (2, 2, PAIR_RUN), (3, 2, AIRPLANE)):
             length = 0
             while low + length <= TOP_RUN_RANK:
-                have = _count(hand, low + length)
+                have = count_at(hand, low + length)
                 if have < width or (have == 4 and not split):
                     break
                 length += 1
                 if length >= min_len:
-                    options.append((kind, length, low + length - 1, _block(low, length, width)))
+                    options.append((kind, length, low + length - 1, rank_block(low, length, width)))
     best_cost = float("inf")
     best: tuple[Group, ...] = ()
     for g in options:
@@ -128,39 +113,39 @@ def hand_cost(hand: Counts, split: bool) -> float:
     return cost
 
 
-def _has_run(pool: Counts, width: int, length: int, above: int, split: bool) -> bool:
-    """A run of ``length`` ranks of ``width`` cards each, topped above ``above``."""
+def _has_run(pool: Counts, width: int, length: int, need: int, split: bool) -> bool:
+    """A run of ``length`` ranks of ``width`` cards each, topped at ``need`` or above."""
     run = 0
     for r in range(TOP_RUN_RANK + 1):
-        have = _count(pool, r)
+        have = count_at(pool, r)
         if have >= width and (split or have != 4):
             run += 1
-            if run >= length and r > above:
+            if run >= length and r >= need:
                 return True
         else:
             run = 0
     return False
 
 
+# Cards per rank of each kind's body (a trio's kickers and an airplane's wings aside).
+_WIDTH = {SINGLE: 1, PAIR: 2, TRIO_TWO: 3, STRAIGHT: 1, PAIR_RUN: 2, AIRPLANE: 3}
+
+
 def beatable(pool: Counts, table: Reading, max_size: int, split: bool = True) -> bool:
     """Whether cards from ``pool`` (what the opponents may hold between them) could beat
     ``table`` with a play of at most ``max_size`` cards.  Generous on purpose: the pool
     is treated as one hand, so it errs towards "beatable"."""
-    kind, length, top = table.kind, table.length, table.top
+    kind, length = table.kind, table.length
     if max_size >= 4:
-        for r in range(11):
-            if _count(pool, r) == 4 and (kind != BOMB or r > top):
-                return True
+        need = lowest_beating_top(table, BOMB, 1)
+        assert need is not None
+        if any(count_at(pool, r) == 4 for r in range(need, 11)):
+            return True
     if kind == BOMB:
         return False
-    if kind == SINGLE:
-        return any(_count(pool, r) for r in range(top + 1, 13))
-    if kind == PAIR:
-        return max_size >= 2 and any(_count(pool, r) >= 2 for r in range(top + 1, 13))
-    if kind == TRIO_TWO:
-        return max_size >= 3 and any(_count(pool, r) >= 3 for r in range(top + 1, 13))
-    if kind == STRAIGHT:
-        return max_size >= length and _has_run(pool, 1, length, top, split)
-    if kind == PAIR_RUN:
-        return max_size >= 2 * length and _has_run(pool, 2, length, top, split)
-    return max_size >= 3 * length and _has_run(pool, 3, length, top, split)
+    need = lowest_beating_top(table, kind, length)
+    assert need is not None
+    width = _WIDTH[kind]
+    if kind in (SINGLE, PAIR, TRIO_TWO):
+        return max_size >= width and any(count_at(pool, r) >= width for r in range(need, 13))
+    return max_size >= width * length and _has_run(pool, width, length, need, split)

@@ -9,15 +9,26 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..engine.combos import BOMB, UNIT, Counts, Reading, best_reading
-from ..engine.hints import rank_hints
+from ..engine.players import (
+    BOMB,
+    SEATS,
+    UNIT,
+    Counts,
+    Reading,
+    best_reading,
+    card_count,
+    count_at,
+    lowest_rank,
+    rank_hints,
+)
 from .plan import WIN, beatable, hand_cost
-from .sim import SEATS, ncards
 
 __all__ = ["Situation", "easy_choice", "normal_choice", "normal_scores"]
 
 
 class Situation(NamedTuple):
+    """What a policy may use: its own hand, every hand size, the table, the unseen cards."""
+
     seat: int
     hand: Counts
     sizes: tuple[int, ...] | list[int]
@@ -26,13 +37,6 @@ class Situation(NamedTuple):
     unseen: Counts
     split: bool
     pay_immediately: bool
-
-
-def _lowest_rank(hand: Counts) -> int:
-    r = 0
-    while not (hand >> (4 * r)) & 15:
-        r += 1
-    return r
 
 
 def easy_choice(sit: Situation, legal: tuple[Counts, ...]) -> Counts | None:
@@ -44,15 +48,15 @@ def easy_choice(sit: Situation, legal: tuple[Counts, ...]) -> Counts | None:
     if hand in legal:
         return hand
     if sit.table is None:
-        low = _lowest_rank(hand)
-        c = (hand >> (4 * low)) & 15
+        low = lowest_rank(hand)
+        c = count_at(hand, low)
         want = min(c, 3) * UNIT[low]
         if want in legal:
             return want
-        with_low = [p for p in legal if (p >> (4 * low)) & 15 == min(c, 3)]
+        with_low = [p for p in legal if count_at(p, low) == min(c, 3)]
         if with_low:
             # A trio with the lowest two other cards as kickers.
-            return min(with_low, key=lambda p: (ncards(p), p))
+            return min(with_low, key=lambda p: (card_count(p), p))
     return rank_hints(hand, legal, leading=sit.table is None)[0]
 
 
@@ -84,7 +88,7 @@ def normal_scores(sit: Situation, legal: tuple[Counts, ...]) -> list[float]:
             score += _bomb_bonus(sit, reading)
         if table is None:
             # Shed many cards while holding the lead.
-            score -= 0.04 * ncards(p)
+            score -= 0.04 * card_count(p)
         safe = not beatable(sit.unseen, reading, biggest, sit.split)
         if danger:
             if not safe and beatable(sit.unseen, reading, short, sit.split):

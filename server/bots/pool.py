@@ -27,6 +27,8 @@ _pool: ProcessPoolExecutor | None = None
 
 
 def get_pool() -> ProcessPoolExecutor:
+    """The worker pool, started on first use."""
+
     global _pool
     with _lock:
         if _pool is None:
@@ -60,4 +62,6 @@ def think(level: str, seed: int, view_bytes: bytes, budget: float) -> bytes:
 
 
 def decode_action(data: bytes) -> Play | Pass:
+    """The action a worker answered, from its msgpack bytes."""
+
     return msgspec.msgpack.decode(data, type=Play | Pass)

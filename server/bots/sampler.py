@@ -15,10 +15,19 @@ from __future__ import annotations
 import random
 from typing import NamedTuple
 
-from ..engine.combos import SINGLE, UNIT, Counts, Reading, count_at
-from ..engine.moves import legal_plays, locked_ranks
+from ..engine.players import (
+    SEATS,
+    SINGLE,
+    UNIT,
+    Counts,
+    Reading,
+    card_count,
+    count_at,
+    legal_plays,
+    locked_ranks,
+    lowest_rank,
+)
 from .observe import Observation
-from .sim import SEATS, ncards
 
 __all__ = ["Constraint", "Sampler", "consistent", "constraints_of"]
 
@@ -27,6 +36,8 @@ REPAIR_SWAPS = 200
 
 
 class Constraint(NamedTuple):
+    """One thing a public move proved about its player's hand at the time."""
+
     seat: int
     # Cards the seat played after the moment: its hand then is its hand now plus these.
     later: Counts
@@ -38,6 +49,7 @@ class Constraint(NamedTuple):
 
 
 def constraints_of(obs: Observation) -> list[Constraint]:
+    """Every proof the opponents' moves in this deal gave, latest first."""
     later = [0] * SEATS
     out: list[Constraint] = []
     for move in reversed(obs.history):
@@ -46,8 +58,8 @@ def constraints_of(obs: Observation) -> list[Constraint]:
         if move.play is None:
             out.append(Constraint(move.seat, later[move.seat], move.table, move.next_has_one, -1))
         else:
-            if move.next_has_one and ncards(move.play) == 1:
-                top = next(r for r in range(13) if count_at(move.play, r))
+            if move.next_has_one and card_count(move.play) == 1:
+                top = lowest_rank(move.play)
                 out.append(Constraint(move.seat, later[move.seat] + move.play, None, True, top))
             later[move.seat] += move.play
     return out
@@ -70,7 +82,7 @@ def consistent(obs: Observation, hands: list[Counts]) -> bool:
     opps = [s for s in range(SEATS) if s != seat]
     if sum(hands[s] for s in opps) != obs.unseen:
         return False
-    if any(ncards(hands[s]) != obs.sizes[s] for s in opps):
+    if any(card_count(hands[s]) != obs.sizes[s] for s in opps):
         return False
     return all(_holds(hands[c.seat], c, obs.split) for c in constraints_of(obs))
 

@@ -18,11 +18,10 @@ import random
 import time
 from collections.abc import Callable
 
-from ..engine.combos import Counts
+from ..engine.players import SEATS, Counts, RankDeal
 from .observe import Observation
 from .policy import Situation, normal_choice, normal_scores
 from .sampler import Sampler
-from .sim import SEATS, SimDeal
 
 __all__ = ["MAX_CANDIDATES", "SearchStats", "search"]
 
@@ -41,6 +40,8 @@ Clock = Callable[[], float]
 
 
 class SearchStats:
+    """What one search did: samples scored, moves simulated, exact solves, clock stop."""
+
     def __init__(self) -> None:
         self.samples = 0
         self.moves = 0
@@ -66,7 +67,7 @@ class _Timer:
             raise _OutOfTime
 
 
-def _rollout(sim: SimDeal, seat: int, timer: _Timer) -> tuple[int, int]:
+def _rollout(sim: RankDeal, seat: int, timer: _Timer) -> tuple[int, int]:
     """Play ``sim`` out with the normal policy for everyone: the deal score of ``seat``
     and the number of moves simulated."""
     moves = 0
@@ -94,7 +95,7 @@ def _rollout(sim: SimDeal, seat: int, timer: _Timer) -> tuple[int, int]:
     return sim.scores()[seat], moves
 
 
-def _key(sim: SimDeal) -> tuple[object, ...]:
+def _key(sim: RankDeal) -> tuple[object, ...]:
     return (
         tuple(sim.hands),
         sim.turn,
@@ -115,7 +116,7 @@ class _Endgame:
         self.limit = limit
         self.memo: dict[tuple[object, ...], tuple[int, ...]] = {}
 
-    def value(self, sim: SimDeal) -> tuple[int, ...]:
+    def value(self, sim: RankDeal) -> tuple[int, ...]:
         """Future deal scores (bomb points from here on, plus card points)."""
         if sim.winner >= 0:
             return tuple(sim.scores())
@@ -150,7 +151,7 @@ class _TooBig(Exception):
     pass
 
 
-def _zero_bombs(sim: SimDeal) -> SimDeal:
+def _zero_bombs(sim: RankDeal) -> RankDeal:
     # Bomb points already scored are the same whatever comes next; leaving them out
     # lets positions reached by different orders share memo entries.
     sim.bomb = [0] * SEATS

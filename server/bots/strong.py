@@ -37,6 +37,8 @@ def _gc_paused() -> Iterator[None]:
 
 
 class StrongBot:
+    """Searches sampled deals for the play with the best mean deal score (``search``)."""
+
     level = "strong"
 
     def __init__(
@@ -48,6 +50,7 @@ class StrongBot:
         self.last_stats = SearchStats()
 
     def choose(self, view: SeatView) -> BotAction:
+        """The searched action for ``view`` (forced moves without search)."""
         obs = observe(view)
         legal = legal_of(obs)
         if not legal:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple, TypeAlias
 
-from .cards import RANKS, Card
+from .cards import RANKS, Card, card_rank
 from .memo import memo
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "Reading",
     "beats",
     "best_reading",
+    "card_count",
     "classify",
     "count_at",
     "counts_of",
@@ -34,7 +35,10 @@ __all__ = [
     "counts_string",
     "counts_tuple",
     "is_subset",
+    "lowest_beating_top",
+    "lowest_rank",
     "parse_rank_string",
+    "rank_block",
     "reading_key",
 ]
 
@@ -64,13 +68,15 @@ class Reading(NamedTuple):
 
 
 def counts_of(cards: Iterable[Card]) -> Counts:
+    """The rank counts of some cards (suits dropped)."""
     total = 0
     for c in cards:
-        total += UNIT[c >> 2]
+        total += UNIT[card_rank(c)]
     return total
 
 
 def counts_of_ranks(ranks: Iterable[int]) -> Counts:
+    """The rank counts of a list of ranks (0..12), one card per entry."""
     total = 0
     for r in ranks:
         total += UNIT[r]
@@ -78,14 +84,45 @@ def counts_of_ranks(ranks: Iterable[int]) -> Counts:
 
 
 def count_at(counts: Counts, rank: int) -> int:
+    """How many cards of ``rank`` (0 = 3 .. 12 = 2) ``counts`` holds."""
     return (counts >> (4 * rank)) & 15
 
 
 def counts_tuple(counts: Counts) -> tuple[int, ...]:
-    return tuple((counts >> (4 * r)) & 15 for r in range(13))
+    """The thirteen per-rank counts, 3 first."""
+    return tuple(count_at(counts, r) for r in range(13))
+
+
+_LOW_NIBBLES = sum(15 << (8 * i) for i in range(7))
+_BYTE_SUM = sum(1 << (8 * i) for i in range(7))
+
+
+def card_count(counts: Counts) -> int:
+    """How many cards ``counts`` holds in all."""
+    # Add neighbouring nibbles into bytes (each at most 8), then add the bytes
+    # with one multiplication: the sum (at most 52) lands in the top byte.
+    pairs = (counts & _LOW_NIBBLES) + ((counts >> 4) & _LOW_NIBBLES)
+    return ((pairs * _BYTE_SUM) >> 48) & 255
+
+
+def lowest_rank(counts: Counts) -> int:
+    """The lowest rank present; ``counts`` must not be empty."""
+    r = 0
+    while not count_at(counts, r):
+        r += 1
+    return r
+
+
+def rank_block(start: int, length: int, width: int) -> Counts:
+    """``width`` cards of each of ``length`` consecutive ranks from ``start`` (a run's cards)."""
+    total = 0
+    for r in range(start, start + length):
+        total += width * UNIT[r]
+    return total
 
 
 def is_subset(part: Counts, whole: Counts) -> bool:
+    """Whether every card of ``part`` is in ``whole`` (rank by rank)."""
     # Each field holds at most 4, so bit 3 of every nibble is a free guard: a
     # field that would go negative borrows from its guard.
     return ((whole | _GUARDS) - part) & _GUARDS == _GUARDS
@@ -94,10 +131,11 @@ def is_subset(part: Counts, whole: Counts) -> bool:
 @memo(1 << 16)
 def counts_string(counts: Counts) -> str:
     """``"55539"``: ranks ascending, each repeated by its count."""
-    return "".join(RANKS[r] * ((counts >> (4 * r)) & 15) for r in range(13))
+    return "".join(RANKS[r] * count_at(counts, r) for r in range(13))
 
 
 def parse_rank_string(text: str) -> Counts:
+    """Counts from ranks written out, e.g. ``"55539"`` (``"10"`` reads as ``"T"``)."""
     total = 0
     for ch in text.upper().replace("10", "T"):
         r = RANKS.find(ch)
@@ -177,10 +215,27 @@ def classify(counts: Counts) -> tuple[Reading, ...]:
 _READINGS: dict[Reading, Reading] = {}
 
 
+def lowest_beating_top(table: Reading | None, kind: int, length: int) -> int | None:
+    """What beats what, the one place it is decided.
+
+    The lowest top rank a play of ``kind`` and ``length`` needs to beat ``table``
+    (0 on an empty table: anything leads), or None when no such play beats it.
+    A bomb beats every non-bomb and a lower bomb; anything else needs the same
+    kind and length and a higher top.
+    """
+    if table is None:
+        return 0
+    if kind == BOMB:
+        return table.top + 1 if table.kind == BOMB else 0
+    if kind == table.kind and length == table.length:
+        return table.top + 1
+    return None
+
+
 def beats(play: Reading, table: Reading) -> bool:
-    if play.kind == BOMB:
-        return table.kind != BOMB or play.top > table.top
-    return play.kind == table.kind and play.length == table.length and play.top > table.top
+    """Whether ``play`` beats ``table`` (see ``lowest_beating_top``)."""
+    need = lowest_beating_top(table, play.kind, play.length)
+    return need is not None and play.top >= need
 
 
 def best_reading(counts: Counts, *, final: bool, table: Reading | None = None) -> Reading | None:

@@ -36,26 +36,28 @@ from .combos import (
     counts_of,
 )
 from .errors import IllegalActionError, InvalidActionError, Reason
-from .moves import legal_plays, locked_ranks
+from .moves import locked_ranks
+from .rankdeal import RankDeal, bomb_payment
 from .rules import Rules
 from .state import SEATS, DealResult, DealState, MatchState, Move
 
 __all__ = [
-    "BOMB_POINTS",
     "MATCH_LENGTHS",
     "apply",
     "check_play",
     "legal_for",
+    "move_reading",
     "new_match",
+    "rank_deal",
     "replay",
     "table_reading",
 ]
 
 MATCH_LENGTHS = (1, 5, 10)
-BOMB_POINTS = 10
 
 
 def new_match(rules: Rules, seed: int, deals: int = 1) -> MatchState:
+    """The first deal of a new match of ``deals`` deals, dealt from ``seed``."""
     if deals not in MATCH_LENGTHS:
         raise ValueError(f"a match is 1, 5 or 10 deals, not {deals}")
     hands = deal_hands(rules.removed_ace, seed, 1)
@@ -71,6 +73,7 @@ def new_match(rules: Rules, seed: int, deals: int = 1) -> MatchState:
 
 
 def replay(rules: Rules, seed: int, deals: int, actions: Iterable[Action]) -> MatchState:
+    """The match that ``actions`` made, rebuilt from its rules and seed."""
     state = new_match(rules, seed, deals)
     for action in actions:
         apply(state, action)
@@ -84,15 +87,37 @@ def _holder(hands: list[list[Card]], card: Card) -> int:
 _READINGS: dict[tuple[str, int, str], Reading] = {}
 
 
-def table_reading(deal: DealState) -> Reading | None:
-    t = deal.table
-    if t is None:
-        return None
-    key = (t.kind, t.length, t.top)
+def move_reading(move: Move) -> Reading:
+    """How a public play reads (the reading it was played as)."""
+    key = (move.kind, move.length, move.top)
     reading = _READINGS.get(key)
     if reading is None:
-        reading = _READINGS[key] = Reading(KIND_NAMES.index(t.kind), t.length, RANKS.index(t.top))
+        reading = Reading(KIND_NAMES.index(move.kind), move.length, RANKS.index(move.top))
+        _READINGS[key] = reading
     return reading
+
+
+def table_reading(deal: DealState) -> Reading | None:
+    """The reading to beat, or None when the table is empty."""
+    return None if deal.table is None else move_reading(deal.table)
+
+
+def rank_deal(state: MatchState) -> RankDeal:
+    """The current deal as a ``RankDeal``: what decides how play goes on from here."""
+    deal = state.deal
+    return RankDeal(
+        [counts_of(h) for h in deal.hands],
+        deal.turn,
+        split=state.rules.split_bombs,
+        pay_immediately=state.rules.bomb_payment == "immediate",
+        leader=deal.leader,
+        table=table_reading(deal),
+        passes=deal.passes,
+        played_any=deal.played_any,
+        bomb=deal.bomb_points,
+        pending=deal.pending_bomb,
+        needs_three=deal.needs_three_of_spades,
+    )
 
 
 def _next_has_one(deal: DealState, seat: int) -> bool:
@@ -104,20 +129,14 @@ def legal_for(state: MatchState, seat: int) -> tuple[Counts, ...]:
     deal = state.deal
     if deal.result is not None or deal.turn != seat:
         return ()
-    return _legal(state, deal, seat, counts_of(deal.hands[seat]))
-
-
-def _legal(state: MatchState, deal: DealState, seat: int, hand: Counts) -> tuple[Counts, ...]:
-    return legal_plays(
-        hand,
-        table_reading(deal),
-        _next_has_one(deal, seat),
-        deal.needs_three_of_spades,
-        state.rules.split_bombs,
-    )
+    return rank_deal(state).legal()
 
 
 def apply(state: MatchState, action: Action) -> list[Event]:
+    """Check ``action`` and, if it is allowed, make it: the only way a match changes.
+
+    Raises an ``EngineError`` (and changes nothing) when the action is refused.
+    """
     if isinstance(action, Play):
         events = _play(state, action)
     elif isinstance(action, Pass):
@@ -155,7 +174,7 @@ def check_play(state: MatchState, seat: int, codes: list[str]) -> tuple[list[Car
     hand_counts = counts_of(hand)
     final = len(cards) == len(hand)
     table = table_reading(deal)
-    if play in _legal(state, deal, seat, hand_counts):
+    if play in legal_for(state, seat):
         if deal.needs_three_of_spades and THREE_OF_SPADES not in cards:
             raise IllegalActionError(
                 Reason.MUST_INCLUDE_THREE_OF_SPADES, "the first play must include the 3 of spades"
@@ -210,18 +229,23 @@ def _bombs(locked: Counts) -> set[Counts]:
     return {4 << (4 * r) for r in range(11) if count_at(locked, r) == 4}
 
 
-def _pay_bomb(deal: DealState, seat: int) -> BombPaid:
-    points = [-BOMB_POINTS] * SEATS
-    points[seat] = BOMB_POINTS * (SEATS - 1)
-    for s in range(SEATS):
-        deal.bomb_points[s] += points[s]
-    return BombPaid(seat=seat, points=points)
+def _take_over(deal: DealState, core: RankDeal) -> None:
+    """Copy what the rank-space deal decided back into the match state."""
+    deal.turn = core.turn
+    deal.leader = core.leader
+    deal.passes = core.passes
+    deal.played_any = core.played_any
+    deal.bomb_points = core.bomb
+    deal.pending_bomb = core.pending
+    deal.needs_three_of_spades = core.needs_three
 
 
 def _play(state: MatchState, action: Play) -> list[Event]:
     seat = action.seat
-    cards, reading = check_play(state, seat, action.cards)
+    cards, _reading = check_play(state, seat, action.cards)
     deal = state.deal
+    core = rank_deal(state)
+    reading = core.play(counts_of(cards))
     hand = deal.hands[seat]
     for c in cards:
         hand.remove(c)
@@ -232,29 +256,15 @@ def _play(state: MatchState, action: Play) -> list[Event]:
     )
     events: list[Event] = [Played(seat=seat, cards=list(codes), kind=kind, top=move.top)]
     deal.table = move
-    deal.leader = seat
-    deal.passes = 0
     deal.trick.append(move)
     deal.moves.append(move)
-    deal.played_any[seat] = True
-    deal.needs_three_of_spades = False
-    if reading.kind == BOMB:
-        if state.rules.bomb_payment == "immediate":
-            events.append(_pay_bomb(deal, seat))
-        else:
-            # A higher bomb takes over; the beaten one never pays.
-            deal.pending_bomb = seat
-    elif deal.pending_bomb >= 0:  # pragma: no cover - only a bomb beats a bomb
-        deal.pending_bomb = -1
+    _take_over(deal, core)
+    if core.paid >= 0:
+        events.append(BombPaid(seat=core.paid, points=bomb_payment(core.paid)))
     if len(hand) == 1:
         events.append(LastCard(seat=seat))
-    if not hand:
-        if deal.pending_bomb == seat:
-            events.append(_pay_bomb(deal, seat))
-            deal.pending_bomb = -1
-        events.extend(_end_deal(state, seat))
-    else:
-        deal.turn = (seat + 1) % SEATS
+    if core.winner >= 0:
+        events.extend(_end_deal(state, core))
     return events
 
 
@@ -263,38 +273,30 @@ def _pass(state: MatchState, action: Pass) -> list[Event]:
     deal = _check_turn(state, seat)
     if deal.table is None:
         raise IllegalActionError(Reason.LEADER_MAY_NOT_PASS, "the leader must play")
-    if legal_for(state, seat):
+    core = rank_deal(state)
+    if core.legal():
         raise IllegalActionError(Reason.MUST_BEAT, "you hold a play that beats the table")
+    cleared = core.pass_()
     move = Move(seat=seat, cards=(), kind="pass")
     deal.trick.append(move)
     deal.moves.append(move)
-    deal.passes += 1
+    _take_over(deal, core)
     events: list[Event] = [Passed(seat=seat)]
-    if deal.passes == SEATS - 1:
-        if deal.pending_bomb >= 0:
-            events.append(_pay_bomb(deal, deal.pending_bomb))
-            deal.pending_bomb = -1
+    if core.paid >= 0:
+        events.append(BombPaid(seat=core.paid, points=bomb_payment(core.paid)))
+    if cleared:
         deal.table = None
         deal.trick = []
-        deal.passes = 0
-        deal.turn = deal.leader
         events.append(TrickCleared(leader=deal.leader))
-    else:
-        deal.turn = (seat + 1) % SEATS
     return events
 
 
-def _end_deal(state: MatchState, winner: int) -> list[Event]:
+def _end_deal(state: MatchState, core: RankDeal) -> list[Event]:
     deal = state.deal
-    cards_left = [len(h) for h in deal.hands]
-    shut_out = [s != winner and not deal.played_any[s] for s in range(SEATS)]
-    card_points = [0] * SEATS
-    for s in range(SEATS):
-        if s != winner:
-            pay = cards_left[s] * (2 if shut_out[s] else 1)
-            card_points[s] -= pay
-            card_points[winner] += pay
-    deal_totals = [card_points[s] + deal.bomb_points[s] for s in range(SEATS)]
+    winner = core.winner
+    cards_left = list(core.sizes)
+    shut_out, card_points = core.card_points()
+    deal_totals = core.scores()
     for s in range(SEATS):
         state.totals[s] += deal_totals[s]
     result = DealResult(

@@ -21,6 +21,10 @@ from .combos import (
     Reading,
     beats,
     classify,
+    count_at,
+    counts_tuple,
+    lowest_beating_top,
+    rank_block,
 )
 from .memo import memo
 
@@ -43,7 +47,7 @@ def locked_ranks(hand: Counts, split_bombs: bool) -> Counts:
         return 0
     locked = 0
     for r in range(11):
-        if (hand >> (4 * r)) & 15 == 4:
+        if count_at(hand, r) == 4:
             locked += 4 * UNIT[r]
     return locked
 
@@ -51,7 +55,7 @@ def locked_ranks(hand: Counts, split_bombs: bool) -> Counts:
 @memo(1 << 16)
 def submultisets(pool: Counts, k: int) -> tuple[Counts, ...]:
     """Every multiset of ``k`` cards drawn from ``pool`` (wings and kickers)."""
-    ranks = [r for r in range(13) if (pool >> (4 * r)) & 15]
+    ranks = [r for r in range(13) if count_at(pool, r)]
     out: list[Counts] = []
 
     def walk(i: int, need: int, acc: Counts) -> None:
@@ -60,7 +64,7 @@ def submultisets(pool: Counts, k: int) -> tuple[Counts, ...]:
             return
         for j in range(i, len(ranks)):
             r = ranks[j]
-            have = (pool >> (4 * r)) & 15
+            have = count_at(pool, r)
             for take in range(1, min(have, need) + 1):
                 walk(j + 1, need - take, acc + take * UNIT[r])
 
@@ -80,19 +84,9 @@ def _runs(avail: list[int], width: int, min_len: int) -> list[tuple[int, int]]:
     return out
 
 
-def _block(start: int, length: int, width: int) -> Counts:
-    total = 0
-    for r in range(start, start + length):
-        total += width * UNIT[r]
-    return total
-
-
-_SHIFTS = tuple(4 * r for r in range(13))
-
-
 def sort_key(play: Counts) -> tuple[int, ...]:
     """Rank-order key of a play's rank string: how lists of plays are sorted."""
-    return tuple(r for r in range(13) for _ in range((play >> (4 * r)) & 15))
+    return tuple(r for r in range(13) for _ in range(count_at(play, r)))
 
 
 def _generate(
@@ -100,40 +94,39 @@ def _generate(
 ) -> set[Counts]:
     plays: set[Counts] = set()
     free = hand - locked
-    kind = table.kind if table is not None else -1
-    top = table.top if table is not None else -1
-    leading = table is None
-
-    if leading or kind == SINGLE:
+    # Per kind (and length), the lowest top that beats the table; None: none beats.
+    need = lowest_beating_top(table, SINGLE, 1)
+    if need is not None:
         singles = [r for r in range(13) if avail[r]]
         if next_has_one and singles:
             # Last-card rule: a single must be the highest one can play.
             singles = singles[-1:]
-        plays.update(UNIT[r] for r in singles if r > top)
-    if leading or kind == PAIR:
-        plays.update(2 * UNIT[r] for r in range(13) if avail[r] >= 2 and r > top)
-    if leading or kind == PAIR_RUN:
-        for start, length in _runs(avail, 2, 2):
-            if leading or (length == table.length and start + length - 1 > top):  # type: ignore[union-attr]
-                plays.add(_block(start, length, 2))
-    if leading or kind == STRAIGHT:
-        for start, length in _runs(avail, 1, 5):
-            if leading or (length == table.length and start + length - 1 > top):  # type: ignore[union-attr]
-                plays.add(_block(start, length, 1))
-    if leading or kind == TRIO_TWO:
-        for t in range(13):
-            if avail[t] >= 3 and t > top:
+        plays.update(UNIT[r] for r in singles if r >= need)
+    need = lowest_beating_top(table, PAIR, 1)
+    if need is not None:
+        plays.update(2 * UNIT[r] for r in range(need, 13) if avail[r] >= 2)
+    for kind, width, min_len in ((PAIR_RUN, 2, 2), (STRAIGHT, 1, 5)):
+        for start, length in _runs(avail, width, min_len):
+            need = lowest_beating_top(table, kind, length)
+            if need is not None and start + length - 1 >= need:
+                plays.add(rank_block(start, length, width))
+    need = lowest_beating_top(table, TRIO_TWO, 1)
+    if need is not None:
+        for t in range(need, 13):
+            if avail[t] >= 3:
                 trio = 3 * UNIT[t]
                 for kick in submultisets(free - trio, 2):
                     plays.add(trio + kick)
-    if leading or kind == AIRPLANE:
-        for start, length in _runs(avail, 3, 2):
-            if leading or (length == table.length and start + length - 1 > top):  # type: ignore[union-attr]
-                body = _block(start, length, 3)
-                for wings in submultisets(free - body, 2 * length):
-                    plays.add(body + wings)
-    for r in range(11):
-        if (hand >> (4 * r)) & 15 == 4 and (kind != BOMB or r > top):
+    for start, length in _runs(avail, 3, 2):
+        need = lowest_beating_top(table, AIRPLANE, length)
+        if need is not None and start + length - 1 >= need:
+            body = rank_block(start, length, 3)
+            for wings in submultisets(free - body, 2 * length):
+                plays.add(body + wings)
+    need = lowest_beating_top(table, BOMB, 1)
+    assert need is not None
+    for r in range(need, 11):
+        if count_at(hand, r) == 4:
             plays.add(4 * UNIT[r])
     return plays
 
@@ -154,7 +147,7 @@ def legal_plays(
     """
     locked = locked_ranks(hand, split_bombs)
     free = hand - locked
-    avail = [(free >> shift) & 15 for shift in _SHIFTS]
+    avail = list(counts_tuple(free))
     plays = _generate(hand, locked, avail, table, next_has_one)
     # Short forms (trio with one or no extra, airplane short of wings) are only
     # ever the whole hand, so the hand itself is the one candidate.
@@ -168,7 +161,7 @@ def legal_plays(
                 plays.add(hand)
                 break
     if needs_three:
-        plays = {p for p in plays if p & 15}
+        plays = {p for p in plays if count_at(p, 0)}
     return tuple(sorted(plays))
 
 

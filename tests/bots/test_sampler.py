@@ -9,9 +9,9 @@ import pytest
 from server.bots import make_bot
 from server.bots.observe import Observation, observe
 from server.bots.sampler import Sampler, consistent, constraints_of
-from server.bots.sim import ncards
 from server.engine import PRESETS, MatchState, apply, new_match, seat_view
 from server.engine.combos import SINGLE, UNIT, counts_of
+from server.engine.players import card_count
 
 from .test_levels import PRESET_NAMES
 
@@ -47,7 +47,7 @@ def test_samples_have_the_right_sizes_and_exactly_the_unseen_cards(preset: str) 
             hands = sampler.sample()
             assert hands[obs.seat] == obs.hand
             assert sum(hands) - obs.hand == obs.unseen
-            assert [ncards(h) for h in hands] == list(obs.sizes)
+            assert [card_count(h) for h in hands] == list(obs.sizes)
 
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)

@@ -1,0 +1,105 @@
+"""The engine's API for computer players: everything a bot may use besides its SeatView.
+
+A player program reasons in rank-count space, where suits are gone:
+
+- ``Counts``: a multiset of ranks packed into one int, four bits per rank
+  (rank 0 is the 3, rank 12 the 2).  ``counts_of`` (cards), ``count_at``,
+  ``counts_tuple``, ``card_count``, ``lowest_rank``, ``rank_block`` (a
+  run's cards), ``counts_string`` and
+  ``UNIT[r]`` (one card of rank r; adding and subtracting Counts adds and
+  removes cards) are its helpers: nothing else should shift bits.
+- ``Reading``: how a set of cards reads as a play (kind, length, top).
+  ``classify`` lists every reading, ``best_reading`` the one legal now,
+  ``beats`` and ``lowest_beating_top`` say what beats what, ``move_reading``
+  reads a public ``Move``.
+- ``legal_plays`` lists a position's legal plays; ``locked_ranks`` the bombs
+  that may not be split; ``rank_hints`` orders plays as the hint button does.
+- ``RankDeal`` plays a deal on with every hand given (a sampled deal, in a
+  search): the same class decides what happens after every real action, so a
+  play-out follows the rules and the scoring exactly.
+- ``memo``: the engine's bounded cache for pure functions of such ints.
+
+Bots import the engine only from here and from the package (``server.engine``).
+"""
+
+from __future__ import annotations
+
+from .cards import HAND_SIZE, deck
+from .combos import (
+    AIRPLANE,
+    BOMB,
+    KIND_NAMES,
+    PAIR,
+    PAIR_RUN,
+    SINGLE,
+    STRAIGHT,
+    TOP_RUN_RANK,
+    TRIO_TWO,
+    UNIT,
+    Counts,
+    Reading,
+    beats,
+    best_reading,
+    card_count,
+    classify,
+    count_at,
+    counts_of,
+    counts_string,
+    counts_tuple,
+    lowest_beating_top,
+    lowest_rank,
+    rank_block,
+)
+from .game import move_reading
+from .hints import rank_hints
+from .memo import memo
+from .moves import legal_plays, locked_ranks
+from .rankdeal import BOMB_POINTS, RankDeal
+from .rules import Rules
+from .state import SEATS
+
+__all__ = [
+    "AIRPLANE",
+    "BOMB",
+    "BOMB_POINTS",
+    "HAND_SIZE",
+    "KIND_NAMES",
+    "PAIR",
+    "PAIR_RUN",
+    "SEATS",
+    "SINGLE",
+    "STRAIGHT",
+    "TOP_RUN_RANK",
+    "TRIO_TWO",
+    "UNIT",
+    "Counts",
+    "RankDeal",
+    "Reading",
+    "beats",
+    "best_reading",
+    "card_count",
+    "classify",
+    "count_at",
+    "counts_of",
+    "counts_string",
+    "counts_tuple",
+    "deck_counts",
+    "legal_plays",
+    "locked_ranks",
+    "lowest_beating_top",
+    "lowest_rank",
+    "memo",
+    "move_reading",
+    "rank_block",
+    "rank_hints",
+]
+
+_DECKS: dict[str, Counts] = {}
+
+
+def deck_counts(rules: Rules) -> Counts:
+    """The whole deck of a table with ``rules``, as Counts."""
+    key = rules.removed_ace
+    if key not in _DECKS:
+        _DECKS[key] = counts_of(deck(key))
+    return _DECKS[key]
