@@ -24,11 +24,15 @@ __all__ = [
 
 
 class Play(msgspec.Struct, gc=False, frozen=True, tag="play"):
+    """``seat`` plays ``cards`` (card codes)."""
+
     seat: int
     cards: list[str]
 
 
 class Pass(msgspec.Struct, gc=False, frozen=True, tag="pass"):
+    """``seat`` passes (allowed only when it holds no play that beats the table)."""
+
     seat: int
 
 
@@ -40,6 +44,8 @@ Action: TypeAlias = Play | Pass | NextDeal
 
 
 class Played(msgspec.Struct, gc=False, frozen=True, tag="played"):
+    """A play was made; ``kind`` and ``top`` are how it reads."""
+
     seat: int
     cards: list[str]
     kind: str
@@ -47,33 +53,47 @@ class Played(msgspec.Struct, gc=False, frozen=True, tag="played"):
 
 
 class Passed(msgspec.Struct, gc=False, frozen=True, tag="passed"):
+    """A seat passed."""
+
     seat: int
 
 
 class TrickCleared(msgspec.Struct, gc=False, frozen=True, tag="trick_cleared"):
+    """Two passes in a row cleared the table; ``leader`` leads anything."""
+
     leader: int
 
 
 class LastCard(msgspec.Struct, gc=False, frozen=True, tag="last_card"):
+    """``seat`` is down to one card (announced to everyone)."""
+
     seat: int
 
 
 class BombPaid(msgspec.Struct, gc=False, frozen=True, tag="bomb_paid"):
+    """A bomb paid: ``points`` per seat (+20 to ``seat``, -10 from each other)."""
+
     seat: int
     points: list[int]
 
 
 class DealStarted(msgspec.Struct, gc=False, frozen=True, tag="deal_started"):
+    """A new deal was dealt; ``leader`` plays first."""
+
     deal_no: int
     leader: int
 
 
 class DealEnded(msgspec.Struct, gc=False, frozen=True, tag="deal_ended"):
+    """``winner`` went out; ``totals`` are the deal's scores per seat."""
+
     winner: int
     totals: list[int]
 
 
 class MatchEnded(msgspec.Struct, gc=False, frozen=True, tag="match_ended"):
+    """The last deal ended; everyone tied for the most points won."""
+
     winners: list[int]
     totals: list[int]
 

@@ -17,20 +17,16 @@ __all__ = [
     "RANKS",
     "SUITS",
     "THREE_OF_SPADES",
-    "TWO_OF_SPADES",
     "Card",
     "CardCode",
     "Rank",
     "card_code",
     "card_rank",
-    "card_suit",
     "deal_hands",
     "deck",
     "make_card",
     "parse_card",
     "parse_cards",
-    "rank_string",
-    "sort_cards",
 ]
 
 Card: TypeAlias = int
@@ -48,22 +44,20 @@ _CARD_TO_CODE: tuple[str, ...] = tuple(r + s for r in RANKS for s in SUITS)
 
 
 def make_card(rank: Rank, suit: int) -> Card:
+    """The card of ``rank`` (0 = 3 .. 12 = 2) and ``suit`` (0..3 = SHDC)."""
     return rank * 4 + suit
 
 
 THREE_OF_SPADES: Card = make_card(0, 0)
-TWO_OF_SPADES: Card = make_card(12, 0)
 
 
 def card_rank(card: Card) -> Rank:
+    """A card's rank, 0 (the 3) to 12 (the 2)."""
     return card >> 2
 
 
-def card_suit(card: Card) -> int:
-    return card & 3
-
-
 def card_code(card: Card) -> CardCode:
+    """A card's two-letter code, e.g. ``"3S"``."""
     return _CARD_TO_CODE[card]
 
 
@@ -84,16 +78,6 @@ def parse_cards(codes: Iterable[str]) -> list[Card]:
     if len(set(cards)) != len(cards):
         raise InvalidActionError(Reason.DUPLICATE_CARD, "the same card is named twice")
     return cards
-
-
-def sort_cards(cards: Iterable[Card]) -> list[Card]:
-    """Rank order 3..2, suits in SHDC order within a rank."""
-    return sorted(cards)
-
-
-def rank_string(cards: Iterable[Card]) -> str:
-    """The ranks of ``cards`` ascending, e.g. ``"55539"``: how plays are listed."""
-    return "".join(RANKS[c >> 2] for c in sorted(cards))
 
 
 def deck(removed_ace: CardCode) -> list[Card]:

@@ -87,6 +87,8 @@ def solve(position: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
+    """Answer one JSON position per line of ``stdin`` on ``stdout``, in order."""
+
     decoder = msgspec.json.Decoder()
     encoder = msgspec.json.Encoder()
     for line in stdin:

@@ -34,4 +34,6 @@ def _cost(hand: Counts, play: Counts, leading: bool) -> tuple[int, ...]:
 
 
 def rank_hints(hand: Counts, legal: tuple[Counts, ...], *, leading: bool) -> list[Counts]:
+    """``legal`` ordered as the hint button offers them: going out, then cheapest first."""
+
     return sorted(legal, key=lambda p: _cost(hand, p, leading))

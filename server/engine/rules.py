@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias
+from typing import Literal
 
 import msgspec
 
-__all__ = ["PRESETS", "PresetName", "Rules"]
-
-PresetName: TypeAlias = Literal["classic", "sixteen", "kawu"]
+__all__ = ["PRESETS", "Rules"]
 
 
 class Rules(msgspec.Struct, gc=False, frozen=True, forbid_unknown_fields=True):
@@ -31,6 +29,7 @@ class Rules(msgspec.Struct, gc=False, frozen=True, forbid_unknown_fields=True):
 
     @classmethod
     def preset_named(cls, name: str) -> Rules:
+        """The preset called ``name``; a ValueError for an unknown name."""
         try:
             return PRESETS[name]
         except KeyError:

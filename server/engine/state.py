@@ -37,6 +37,8 @@ class Move(msgspec.Struct, gc=False, frozen=True):
 
 
 class DealResult(msgspec.Struct, gc=False, frozen=True):
+    """How a deal ended: per seat cards left, shut-out, bomb/card/deal points, match totals."""
+
     deal_no: int
     winner: int
     cards_left: list[int]
@@ -48,6 +50,8 @@ class DealResult(msgspec.Struct, gc=False, frozen=True):
 
 
 class DealState(msgspec.Struct, gc=False):
+    """The deal in progress: hands (card ints), whose turn, the table and trick, bombs, result."""
+
     deal_no: int
     hands: list[list[int]]
     turn: int
@@ -67,6 +71,8 @@ class DealState(msgspec.Struct, gc=False):
 
 
 class MatchState(msgspec.Struct, gc=False):
+    """A whole match: rules, seed, the current deal, totals, past results and the action log."""
+
     rules: Rules
     seed: int
     deals: int

@@ -12,7 +12,8 @@ import pytest
 
 from server import engine
 from server.engine import Reason
-from server.engine.cards import card_rank, deal_hands, rank_string
+from server.engine.cards import card_rank, deal_hands
+from server.engine.combos import counts_of, counts_string
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PRESET_ACE = {"classic": "AS", "sixteen": "AS", "kawu": "AC"}
@@ -64,7 +65,8 @@ def test_naming_a_card_twice_is_refused_as_duplicate() -> None:
 
 
 def test_rank_strings_list_ranks_ascending() -> None:
-    assert rank_string(engine.parse_cards(["9S", "5H", "2S", "5D", "3C", "5S"])) == "355592"
+    cards = engine.parse_cards(["9S", "5H", "2S", "5D", "3C", "5S"])
+    assert counts_string(counts_of(cards)) == "355592"
 
 
 @pytest.mark.parametrize("ace", ["AS", "AC"])
