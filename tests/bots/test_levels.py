@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.bots import LEVELS, is_legal, make_bot
+from server.bots import is_legal, make_bot
 from server.bots.base import Bot
 from server.engine import PRESETS, Play, apply, new_match, parse_card, seat_view
 from server.engine.combos import counts_of, counts_string
@@ -64,7 +64,3 @@ def test_easy_bot_follows_a_three_with_a_four_rather_than_its_two() -> None:
 def test_unknown_level_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown bot level"):
         make_bot("grandmaster", 1)
-
-
-def test_levels_are_easy_normal_strong() -> None:
-    assert LEVELS == ("easy", "normal", "strong")

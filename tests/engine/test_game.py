@@ -69,7 +69,9 @@ def test_rule_b_first_play_must_contain_three_of_spades(preset: str) -> None:
 
 
 def test_rule_b_counts_the_card_not_the_rank() -> None:
-    state = make_state(["3S 3H 9D", "5S", "7S"], needs_three=True)
+    # The next seat holds two cards, so the last-card rule allows any single: only
+    # rule B can refuse the 3 of hearts.
+    state = make_state(["3S 3H 9D", "5S 6S", "7S"], needs_three=True)
     with pytest.raises(engine.IllegalActionError) as err:
         play(state, 0, "3H")
     assert err.value.reason is Reason.MUST_INCLUDE_THREE_OF_SPADES
