@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import random
+import re
 import signal
 import socket
 import statistics
@@ -45,8 +46,6 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 class TableRun:
     latencies: list[float] = field(default_factory=list)
     human_actions: int = 0
-    first_version: int | None = None
-    last_version: int = 0
     errors: list[str] = field(default_factory=list)
 
 
@@ -77,18 +76,41 @@ def http_json(url: str, body: dict[str, Any] | None = None) -> Any:
         return json.loads(answer.read())
 
 
-def start_server(port: int, data_dir: Path, log_path: Path) -> subprocess.Popen[bytes]:
+# Runs ``python -m server`` with tracemalloc on; each SIGUSR2 dumps a snapshot to
+# ``<prefix>.<n>`` (n = 1, 2, ...).
+_TRACEMALLOC_LAUNCHER = """
+import runpy, signal, sys, tracemalloc
+prefix = sys.argv.pop(1)
+dumps = [0]
+def dump(*_):
+    dumps[0] += 1
+    tracemalloc.take_snapshot().dump(f"{prefix}.{dumps[0]}")
+tracemalloc.start(4)
+signal.signal(signal.SIGUSR2, dump)
+runpy.run_module("server", run_name="__main__", alter_sys=True)
+"""
+
+
+def start_server(
+    port: int, data_dir: Path, log_path: Path, args: argparse.Namespace
+) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PAODEKUAI_")}
+    launcher: list[str] = ["-m", "server"]
+    if args.cprofile:
+        # Under cProfile every call costs several times more: for where, never for how much.
+        launcher = ["-m", "cProfile", "-o", str(Path(args.cprofile).resolve()), *launcher]
+    elif args.tracemalloc:
+        launcher = ["-c", _TRACEMALLOC_LAUNCHER, str(Path(args.tracemalloc).resolve())]
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "server", "serve", "--host", "127.0.0.1",
+            [sys.executable, *launcher, "serve", "--host", "127.0.0.1",
              "--port", str(port), "--data-dir", str(data_dir), "--log-level", "warning"],
             cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"server exited early; see {log_path}")
+            raise RuntimeError(f"server exited early: {log_path.read_text()[-2000:]}")
         try:
             if http_json(f"http://127.0.0.1:{port}/healthz").get("ok"):
                 return proc
@@ -114,6 +136,24 @@ async def play_table(
     ``think``): people are not in lockstep, and 200 humans acting in the same
     millisecond every second would measure a burst no real table sees.
     """
+    try:
+        await _play_table(ws_url, table, stop_at, max_actions, think, run, rng)
+    except websockets.ConnectionClosed as exc:
+        code = exc.rcvd.code if exc.rcvd is not None else 1006
+        run.errors.append(f"closed:{code}")
+    except OSError as exc:
+        run.errors.append(f"socket:{type(exc).__name__}")
+
+
+async def _play_table(
+    ws_url: str,
+    table: dict[str, Any],
+    stop_at: float,
+    max_actions: int,
+    think: float,
+    run: TableRun,
+    rng: random.Random,
+) -> None:
     loop = asyncio.get_running_loop()
     async with websockets.connect(ws_url, max_size=None) as ws:
         await ws.send(
@@ -135,9 +175,6 @@ async def play_table(
             if frame["type"] != "state":
                 continue
             version = frame["version"]
-            if run.first_version is None:
-                run.first_version = version
-            run.last_version = max(run.last_version, version)
             if sent_at is not None and version > acted_at:
                 run.latencies.append(loop.time() - sent_at)
                 sent_at = None
@@ -162,8 +199,138 @@ async def play_table(
             await ws.send(json.dumps(message))
 
 
+def proc_cpu_seconds(pid: int) -> tuple[float, float]:
+    """User and system CPU time of ``pid`` so far (its children excluded)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def redis_pid(server_pid: int) -> int | None:
+    """The embedded redis-server started by the server (a child process of it)."""
+    try:
+        with open(f"/proc/{server_pid}/task/{server_pid}/children") as children:
+            pids = [int(p) for p in children.read().split()]
+    except OSError:
+        return None
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/comm") as comm:
+                if comm.read().strip().startswith("redis-server"):
+                    return pid
+        except OSError:
+            continue
+    return None
+
+
+def start_profiler(pid: int, seconds: float, out: Path) -> subprocess.Popen[bytes]:
+    """py-spy sampling the server for ``seconds`` (collapsed stacks, one line a stack).
+
+    Only samples where the thread holds the GIL count: a socket write that wakes
+    the reader on a busy machine often gets the writer preempted inside
+    ``send()``, and wall-clock samples then blame the write for other
+    processes' time.  The kernel's own share is in the system CPU figure.
+    """
+    return subprocess.Popen(
+        ["py-spy", "record", "--pid", str(pid), "--duration", str(max(1, int(seconds))),
+         "--rate", "250", "--format", "raw", "--gil", "--nonblocking", "--output", str(out)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+
+
+def summarise_profile(path: Path, top: int) -> list[tuple[str, float, float]]:
+    """(function, share of samples anywhere on the stack, share as the innermost frame)."""
+    inclusive: dict[str, int] = {}
+    own: dict[str, int] = {}
+    total = 0
+    for line in path.read_text().splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        if not stack:
+            continue
+        count = int(count_text)
+        total += count
+        frames = [_frame_name(f) for f in stack.split(";")]
+        for name in set(frames):
+            inclusive[name] = inclusive.get(name, 0) + count
+        own[frames[-1]] = own.get(frames[-1], 0) + count
+    ranked = sorted(inclusive, key=lambda n: -inclusive[n])[:top]
+    return [(n, inclusive[n] / max(1, total), own.get(n, 0) / max(1, total)) for n in ranked]
+
+
+_FRAME = re.compile(r"^(?P<fn>.*?) \((?P<file>[^()]*?)(?::\d+)?\)$")
+
+
+def _frame_name(frame: str) -> str:
+    """``fn (path/to/file.py:12)`` -> ``fn (file.py)``: lines of one function count together."""
+    match = _FRAME.match(frame)
+    if match is None:
+        return frame
+    return f"{match['fn']} ({match['file'].rsplit('/', 1)[-1]})"
+
+
+def _file_size(path: Path) -> int:
+    return path.stat().st_size if path.exists() else -1
+
+
+async def dump_tracemalloc(pid: int, path: Path) -> None:
+    """Ask the server for a snapshot and wait until it is written (its size stops growing)."""
+    os.kill(pid, signal.SIGUSR2)
+    size = -1
+    for _ in range(120):
+        await asyncio.sleep(0.5)
+        now = await asyncio.to_thread(_file_size, path)
+        if now > 0 and now == size:
+            return
+        size = now
+    raise RuntimeError(f"no tracemalloc snapshot at {path}")
+
+
+def memory_breakdown(prefix: str, tables: int, top: int) -> dict[str, Any]:
+    """Where the memory allocated between the idle and the live snapshot went.
+
+    An allocation made under a memo (``engine/memo.py`` on its traceback) and
+    still held is a shared cache entry: it counts once, not per table.  The
+    rest is split by the file of the innermost frame, in KiB per table.
+    """
+    import tracemalloc
+
+    idle = tracemalloc.Snapshot.load(f"{prefix}.1")
+    live = tracemalloc.Snapshot.load(f"{prefix}.2")
+    shared = 0
+    by_file: dict[str, int] = {}
+    for stat in live.compare_to(idle, "traceback"):
+        if any(frame.filename.endswith("engine/memo.py") for frame in stat.traceback):
+            shared += stat.size_diff
+            continue
+        name = str(stat.traceback[-1].filename).rsplit("site-packages/", 1)[-1]
+        name = name.rsplit("lib/python3", 1)[-1].split("/", 1)[-1]
+        by_file[name] = by_file.get(name, 0) + stat.size_diff
+    per_table = sorted(by_file.items(), key=lambda kv: -kv[1])[:top]
+    return {
+        "shared_caches_mib": round(shared / 2**20, 1),
+        "traced_kib_per_table": round(sum(by_file.values()) / 1024 / tables, 1),
+        "kib_per_table_by_file": [(name, round(b / 1024 / tables, 1)) for name, b in per_table],
+    }
+
+
+class Sample:
+    """What the server, its Redis and this client had spent at one moment."""
+
+    def __init__(self, base: str, server_pid: int, redis: int | None) -> None:
+        self.usage: dict[str, Any] = http_json(f"{base}/api/usage")
+        self.server_user, self.server_system = proc_cpu_seconds(server_pid)
+        self.server_cpu = self.server_user + self.server_system
+        self.redis_cpu = sum(proc_cpu_seconds(redis)) if redis is not None else 0.0
+        self.client_cpu = time.process_time()
+        self.load = os.getloadavg()
+
+
 async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]:
     rss_idle = rss_bytes(pid)
+    redis = redis_pid(pid)
+    if args.tracemalloc:
+        await dump_tracemalloc(pid, Path(f"{args.tracemalloc}.1"))
     tables = [
         await asyncio.to_thread(
             http_json,
@@ -174,6 +341,7 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     ]
     runs = [TableRun() for _ in tables]
     loop = asyncio.get_running_loop()
+    before = await asyncio.to_thread(Sample, base, pid, redis)
     started = loop.time()
     stop_at = started + args.duration
     ws_url = base.replace("http://", "ws://") + "/ws"
@@ -185,14 +353,28 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
         )
         for i, (t, r) in enumerate(zip(tables, runs, strict=True))
     ]
+    profiler = None
+    if args.profile:
+        # Sample the middle of the run: every table joined, none finishing yet.
+        await asyncio.sleep(min(2.0, args.duration / 4))
+        profiler = start_profiler(pid, args.duration / 2, Path(args.profile))
     # Sample memory while every table is live, halfway through.
-    await asyncio.sleep(args.duration / 2)
+    await asyncio.sleep(max(0.0, started + args.duration / 2 - loop.time()))
     rss_live = rss_bytes(pid)
+    if args.tracemalloc:
+        await dump_tracemalloc(pid, Path(f"{args.tracemalloc}.2"))
     await asyncio.gather(*tasks)
+    after = await asyncio.to_thread(Sample, base, pid, redis)
     elapsed = loop.time() - started
+    if profiler is not None:
+        await asyncio.to_thread(profiler.wait, 60)
     latencies = sorted(lat for r in runs for lat in r.latencies)
-    actions = sum(r.last_version - (r.first_version or 0) for r in runs)
     errors = [e for r in runs for e in r.errors]
+    # Every accepted action of every table (humans' and bots'), counted by the server.
+    actions = after.usage["actions"] - before.usage["actions"]
+    per_action = 1000 / max(1, actions)
+    server_cpu = after.server_cpu - before.server_cpu
+    bot_cpu = after.usage["bot_cpu_seconds"] - before.usage["bot_cpu_seconds"]
     return {
         "tables": args.tables,
         "seconds": round(elapsed, 1),
@@ -204,11 +386,28 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
         if latencies
         else None,
         "max_ms": round(1000 * latencies[-1], 2) if latencies else None,
+        "server_cpu_ms_per_action": round(server_cpu * per_action, 3),
+        "bot_cpu_ms_per_action": round(bot_cpu * per_action, 3),
+        "server_cpu_ms_per_action_excluding_bots": round((server_cpu - bot_cpu) * per_action, 3),
+        "redis_cpu_ms_per_action": round((after.redis_cpu - before.redis_cpu) * per_action, 3)
+        if redis is not None
+        else None,
+        "client_cpu_ms_per_action": round((after.client_cpu - before.client_cpu) * per_action, 3),
+        # How much of it the kernel spent for the process (socket writes, epoll, ...).
+        "server_system_cpu_ms_per_action": round(
+            (after.server_system - before.server_system) * per_action, 3
+        ),
+        "server_cpu_share_of_core": round(server_cpu / elapsed, 3),
         "rss_idle_mib": round(rss_idle / 2**20, 1),
         "rss_live_mib": round(rss_live / 2**20, 1),
+        # Includes the growth of the memo caches all tables share (--tracemalloc splits it).
         "kib_per_table": round((rss_live - rss_idle) / 1024 / args.tables, 1),
         "errors": len(errors),
         "error_codes": sorted(set(errors)),
+        "load_before": [round(x, 2) for x in before.load],
+        "load_after": [round(x, 2) for x in after.load],
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}",
     }
 
 
@@ -224,6 +423,23 @@ def main(argv: list[str] | None = None) -> int:
         help="the scripted human's pause before each action (0: flat out, measures capacity)",
     )
     parser.add_argument("--bot-level", default="normal", choices=["easy", "normal", "strong"])
+    parser.add_argument(
+        "--profile",
+        metavar="PATH",
+        help="also sample the server with py-spy over the middle half of the run, write its "
+        "collapsed stacks to PATH and print the functions that cost the most",
+    )
+    parser.add_argument(
+        "--cprofile",
+        metavar="PATH",
+        help="run the server under cProfile and write its stats to PATH (slows the server)",
+    )
+    parser.add_argument(
+        "--tracemalloc",
+        metavar="PREFIX",
+        help="run the server under tracemalloc, dump snapshots idle and halfway to PREFIX.1 "
+        "and PREFIX.2, and print where the memory of the live tables went (slows the server)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON line only")
     args = parser.parse_args(argv)
     if not 1 <= args.tables <= 2000 or not 1 <= args.duration <= 600:
@@ -231,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="pdk-bench-") as tmp:
         port = free_port()
-        proc = start_server(port, Path(tmp) / "data", Path(tmp) / "server.log")
+        proc = start_server(port, Path(tmp) / "data", Path(tmp) / "server.log", args)
         try:
             result = asyncio.run(bench(args, f"http://127.0.0.1:{port}", proc.pid))
         except BaseException:
@@ -244,22 +460,42 @@ def main(argv: list[str] | None = None) -> int:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+    if args.profile:
+        result["profile_top"] = summarise_profile(Path(args.profile), 40)
+    if args.tracemalloc:
+        result["memory_by_file"] = memory_breakdown(args.tracemalloc, args.tables, 25)
     if args.json:
         print(json.dumps(result))
         return 0
-    print(
-        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-    )
+    print(f"machine: {result['machine']}; load average {result['load_before']} before, "
+          f"{result['load_after']} after")  # fmt: skip
     print(f"tables: {result['tables']} (1 scripted human thinking {args.think_ms:g} ms "
           f"+ 2 {args.bot_level} bots at 0 ms each)")  # fmt: skip
-    print(f"played: {result['seconds']} s, {result['actions']} actions "
+    print(f"played: {result['seconds']} s, {result['actions']} accepted actions "
           f"({result['human_actions']} timed human actions)")  # fmt: skip
     print(f"actions/s: {result['actions_per_s']}")
     print(f"latency send->state: p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, "
           f"max {result['max_ms']} ms")  # fmt: skip
+    print(f"server CPU per action: {result['server_cpu_ms_per_action']} ms = bots thinking "
+          f"{result['bot_cpu_ms_per_action']} ms + the rest "
+          f"{result['server_cpu_ms_per_action_excluding_bots']} ms "
+          f"({result['server_cpu_share_of_core']:.0%} of one core; in the kernel "
+          f"{result['server_system_cpu_ms_per_action']} ms)")  # fmt: skip
+    print(f"redis CPU per action: {result['redis_cpu_ms_per_action']} ms; "
+          f"bench client: {result['client_cpu_ms_per_action']} ms")  # fmt: skip
     print(f"memory: idle {result['rss_idle_mib']} MiB, live {result['rss_live_mib']} MiB, "
           f"{result['kib_per_table']} KiB per table")  # fmt: skip
     print(f"errors: {result['errors']} {result['error_codes']}")
+    if args.tracemalloc:
+        memory = result["memory_by_file"]
+        print(f"traced: shared caches grew {memory['shared_caches_mib']} MiB; the rest is "
+              f"{memory['traced_kib_per_table']} KiB per table, by allocating file:")  # fmt: skip
+        for name, kib in memory["kib_per_table_by_file"]:
+            print(f"  {kib:8.1f}  {name}")
+    if args.profile:
+        print(f"profile ({args.profile}): share of samples, on the stack / innermost")
+        for name, anywhere, innermost in result["profile_top"]:
+            print(f"  {anywhere:6.1%} {innermost:6.1%}  {name}")
     return 0
 
 

@@ -37,6 +37,7 @@ from server.rooms.store import StoreError, TableStore
 from server.rooms.tables import CreateTableRequest
 from server.rooms.tokens import seat_for_token, valid_table_id
 from server.rooms.updates import Closing
+from server.usage import USAGE
 
 __all__ = ["JOIN_TIMEOUT_SECONDS", "MAX_BODY_BYTES", "create_app", "transport_frame_limit"]
 
@@ -137,6 +138,9 @@ def create_app(
         reachable = await services().store.ping()
         return _Json({"ok": reachable, "redis": reachable}, status_code=200 if reachable else 503)
 
+    async def usage(request: Request) -> Response:
+        return _Json(USAGE.snapshot(tables=len(services().registry)))
+
     async def game_socket(websocket: WebSocket) -> None:
         await _serve_socket(websocket, services(), settings)
 
@@ -152,6 +156,7 @@ def create_app(
         routes=[
             Route("/api/tables", create_table, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
+            Route("/api/usage", usage, methods=["GET"]),
             WebSocketRoute("/ws", game_socket),
             Mount(
                 "/",

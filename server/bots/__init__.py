@@ -15,6 +15,7 @@ import msgspec
 
 from ..engine import Pass, Play, SeatView, parse_card
 from ..engine.players import counts_of, counts_string
+from ..usage import USAGE
 from .base import Bot, BotAction, fallback_action
 from .levels import EasyBot, NormalBot
 from .pool import decode_action, get_pool, shutdown, think
@@ -86,13 +87,15 @@ async def decide(level: str, seed: int, view: SeatView, budget: float) -> BotAct
             )
             action: Play | Pass = decode_action(data)
         else:
-            action = make_bot(level, seed).choose(view)
+            with USAGE.bot_thinking():
+                action = make_bot(level, seed).choose(view)
         if is_legal(view, action):
             return action
         log.error("bot %s answered %r, which is illegal; playing a fallback", level, action)
     except Exception:
         log.exception("bot %s failed on seat %d; playing a fallback", level, view.seat)
-    return _fallback(level, seed, view)
+    with USAGE.bot_thinking():
+        return _fallback(level, seed, view)
 
 
 def _fallback(level: str, seed: int, view: SeatView) -> BotAction:

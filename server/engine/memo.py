@@ -19,7 +19,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar, cast
 
-__all__ = ["Memoised", "memo"]
+__all__ = ["Memoised", "memo", "memo_sizes"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -80,6 +80,17 @@ def memo(maxsize: int) -> Callable[[Callable[P, R]], Memoised[P, R]]:
         functools.update_wrapper(call, fn)
         call.cache_clear = cache.clear
         call.cache_len = cache.__len__
-        return cast(Memoised[P, R], call)
+        memoised = cast(Memoised[P, R], call)
+        _MEMOS.append(memoised)
+        return memoised
 
     return wrap
+
+
+# Every memo of the process: they wrap module-level functions and live as long.
+_MEMOS: list[Memoised[..., Any]] = []
+
+
+def memo_sizes() -> dict[str, int]:
+    """Entries held by each memo of the process (caches shared by every table)."""
+    return {f"{m.__wrapped__.__module__}.{m.__wrapped__.__name__}": m.cache_len() for m in _MEMOS}

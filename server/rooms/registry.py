@@ -32,6 +32,10 @@ class Registry:
         room = self._rooms.get(table_id)
         return room if room is not None and not room.closed else None
 
+    def __len__(self) -> int:
+        """Rooms loaded here (the live tables of this process)."""
+        return len(self._rooms)
+
     async def room(self, table_id: str) -> Room | None:
         """The live room of ``table_id``, loading it once however many sockets ask; None if
         Redis has no such table."""

@@ -21,6 +21,7 @@ from redis.exceptions import RedisError
 from server import bots, engine
 from server.bots import BotAction
 from server.engine import EngineError, Event, NextDeal, Pass, Play, SeatView
+from server.usage import USAGE
 
 from .commands import AskHint, Attach, BotMove, Command, Detach, Idle, Request, Stop, Submit
 from .log import BotSpeed, LogEntry, NewMatch, TableMeta, TableState, bot_seed, match_seed
@@ -268,6 +269,7 @@ class Room:
             )
         # The write comes first: a seat never hears of an action Redis does not hold.
         self._version = await self._store.append(self.id, self._version, entry)
+        USAGE.action_accepted()
         if new_state is not None:
             self._state = new_state
             self._match_no += 1

@@ -23,7 +23,7 @@ from websockets.asyncio.client import ClientConnection
 
 from server.app import create_app, transport_frame_limit
 from server.config import Settings
-from server.engine import PRESETS
+from server.engine import PRESETS, Pass, Play
 from server.rooms.log import LogEntry, TableMeta, rebuild
 from server.rooms.registry import Registry
 from server.rooms.store import TableStore
@@ -299,6 +299,29 @@ async def test_full_deal_over_websocket_against_two_bots_reaches_the_result(
     assert versions == sorted(versions)
     assert set(range(versions[0], versions[-1] + 1)) <= set(versions)
     await client.close()
+
+
+async def test_usage_counts_every_accepted_action_and_the_bots_thinking_time(
+    http: httpx.AsyncClient, live: LiveServer
+) -> None:
+    before = (await http.get("/api/usage")).json()
+    table = await create_table(http, seed=4, bot_speed_ms=0)
+    client = await Client.join(live.ws_url, table["table"], table["seats"][0]["token"])
+    end = await play_to_result(client, await client.next("state"))
+    await client.close()
+    after = (await http.get("/api/usage")).json()
+    bot_moves = sum(
+        1
+        for e in await log_of(live.store, table["table"])
+        if isinstance(e, Play | Pass) and e.seat != 0
+    )
+    assert after["actions"] - before["actions"] == end["version"]
+    assert after["bot_decisions"] - before["bot_decisions"] == bot_moves > 0
+    assert after["bot_cpu_seconds"] - before["bot_cpu_seconds"] > 0
+    assert after["bot_cpu_seconds"] - before["bot_cpu_seconds"] <= after["cpu_seconds"]
+    assert after["tables"] == 1
+    assert after["rss_bytes"] > 0
+    assert after["shared_cache_entries"]["server.engine.moves.legal_plays"] > 0
 
 
 async def test_reconnect_mid_deal_shows_the_same_view_and_both_sockets_get_updates(
