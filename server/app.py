@@ -24,22 +24,25 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
-from server import bots, presenter
+from server import bots, metrics, presenter
 from server.config import Settings
 from server.connection import Connection
 from server.engine import EngineError
 from server.errors import ServerError
+from server.origins import origin_allowed
 from server.protocol import CloseCode, JoinMsg, ProtocolError, ProtocolErrorCode
+from server.ratelimit import RateLimiter
 from server.rooms import tables
 from server.rooms.registry import DEFAULT_IDLE_SECONDS, Registry
 from server.rooms.room import Room, RoomClosed
-from server.rooms.store import StoreError, TableStore
+from server.rooms.store import StoreError, TableStore, TooManyTables
 from server.rooms.tables import CreateTableRequest
 from server.rooms.tokens import seat_for_token, valid_table_id
 from server.rooms.updates import Closing
+from server.transport import TrustedProxies, client_address
 from server.usage import USAGE
 
-__all__ = ["JOIN_TIMEOUT_SECONDS", "MAX_BODY_BYTES", "create_app", "transport_frame_limit"]
+__all__ = ["JOIN_TIMEOUT_SECONDS", "MAX_BODY_BYTES", "create_app"]
 
 log = logging.getLogger(__name__)
 
@@ -50,25 +53,19 @@ REDIS_POOL_SIZE = 32
 REDIS_POOL_TIMEOUT_SECONDS = 10.0
 _CLOSE_TIMEOUT_SECONDS = 2.0
 
+# A WebSocket refused before its handshake (cross-site origin) gets HTTP 403.
+_ORIGIN_REFUSED = 4403
+
 _STATUS_CODES = {
     400: "bad_request",
     404: "not_found",
     405: "method_not_allowed",
+    408: "request_timeout",
     413: "body_too_large",
     415: "unsupported_media_type",
     500: "internal_error",
     503: "storage_unavailable",
 }
-
-
-def transport_frame_limit(settings: Settings) -> int:
-    """The uvicorn ``ws_max_size`` to run this app with.
-
-    It must be well above ``settings.max_frame_bytes``: a frame the transport
-    refuses is cut off with close code 1009, while one the app refuses gets an
-    ``error`` frame with reason ``frame_too_large`` and the socket stays open.
-    """
-    return max(1 << 20, 4 * settings.max_frame_bytes)
 
 
 @dataclass
@@ -81,12 +78,14 @@ class _Services:
 class _Json(Response):
     media_type = "application/json"
 
-    def __init__(self, content: Any, status_code: int = 200) -> None:
-        super().__init__(msgspec.json.encode(content), status_code=status_code)
+    def __init__(
+        self, content: Any, status_code: int = 200, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(msgspec.json.encode(content), status_code=status_code, headers=headers)
 
 
-def _error(status: int, code: str, message: str) -> _Json:
-    return _Json({"error": {"code": code, "message": message}}, status_code=status)
+def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> _Json:
+    return _Json({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
 
 
 def create_app(
@@ -95,6 +94,9 @@ def create_app(
     """The Starlette app: ``POST /api/tables``, ``GET /healthz``, the ``/ws`` game socket
     and the static client; Redis, the store and the room registry live for its lifespan."""
     holder: dict[str, _Services] = {}
+    proxies = TrustedProxies(settings.trusted_proxies, settings.client_ip_header)
+    per_minute = settings.tables_per_minute
+    table_limiter = RateLimiter(per_minute / 60.0, per_minute)
 
     def services() -> _Services:
         return holder["services"]
@@ -113,6 +115,7 @@ def create_app(
         # Exposed for operators' tooling and tests; the app itself goes through ``holder``.
         app.state.store = store
         app.state.registry = registry
+        metrics.track(live_tables=lambda: len(registry))
         try:
             yield
         finally:
@@ -123,12 +126,47 @@ def create_app(
             await asyncio.to_thread(bots.shutdown)
 
     async def create_table(request: Request) -> Response:
-        body = await _read_body(request)
+        if not origin_allowed(
+            request.headers.get("origin"), request.headers.get("host"), settings.allowed_origins
+        ):
+            metrics.refused("origin_not_allowed")
+            return _error(403, "origin_not_allowed", "this page's origin may not create tables")
+        client = client_address(
+            request.client.host if request.client else None, request.scope["headers"], proxies
+        )
+        if not table_limiter.allow(client):
+            metrics.rate_limited("tables_per_client")
+            wait = max(1, round(table_limiter.retry_after(client)))
+            return _error(
+                429,
+                "rate_limited",
+                f"too many tables created from {client}; try again in {wait}s",
+                headers={"Retry-After": str(wait)},
+            )
+        body = await _read_body(request, settings.request_timeout_seconds)
         try:
             create = msgspec.json.decode(body or b"{}", type=CreateTableRequest)
-            created = await tables.create_table(services().store, create)
         except (msgspec.DecodeError, ValueError) as exc:
             return _error(400, "bad_request", str(exc))
+        if create.seed is not None and create.humans > 1 and not settings.allow_fixed_seeds:
+            metrics.refused("fixed_seed_not_allowed")
+            return _error(
+                400,
+                "fixed_seed_not_allowed",
+                "a chosen seed reveals every hand: it is accepted only on one-human tables "
+                "(or when the server runs with --allow-fixed-seeds, for testing)",
+            )
+        try:
+            created = await tables.create_table(
+                services().store, create, max_tables=settings.max_tables
+            )
+        except ValueError as exc:
+            return _error(400, "bad_request", str(exc))
+        except TooManyTables:
+            metrics.rate_limited("max_tables")
+            return _error(
+                429, "too_many_tables", "the server holds as many tables as it may; try later"
+            )
         except (RedisError, OSError, StoreError) as exc:
             log.warning("cannot create a table: %s", exc)
             return _error(503, "storage_unavailable", "the table store is unreachable")
@@ -141,7 +179,18 @@ def create_app(
     async def usage(request: Request) -> Response:
         return _Json(USAGE.snapshot(tables=len(services().registry)))
 
+    async def metrics_endpoint(request: Request) -> Response:
+        return Response(metrics.render(), media_type=metrics.CONTENT_TYPE)
+
     async def game_socket(websocket: WebSocket) -> None:
+        if not origin_allowed(
+            websocket.headers.get("origin"),
+            websocket.headers.get("host"),
+            settings.allowed_origins,
+        ):
+            metrics.refused("origin_not_allowed")
+            await websocket.close(_ORIGIN_REFUSED)  # before accept: HTTP 403
+            return
         await _serve_socket(websocket, services(), settings)
 
     async def http_error(request: Request, exc: Exception) -> Response:
@@ -157,6 +206,7 @@ def create_app(
             Route("/api/tables", create_table, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/api/usage", usage, methods=["GET"]),
+            Route("/metrics", metrics_endpoint, methods=["GET"]),
             WebSocketRoute("/ws", game_socket),
             Mount(
                 "/",
@@ -169,12 +219,16 @@ def create_app(
     )
 
 
-async def _read_body(request: Request) -> bytes:
+async def _read_body(request: Request, timeout_seconds: float) -> bytes:
     body = b""
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY_BYTES:
-            raise HTTPException(413, f"request body exceeds {MAX_BODY_BYTES} bytes")
+    try:
+        async with asyncio.timeout(timeout_seconds):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > MAX_BODY_BYTES:
+                    raise HTTPException(413, f"request body exceeds {MAX_BODY_BYTES} bytes")
+    except TimeoutError:
+        raise HTTPException(408, f"request body not received within {timeout_seconds}s") from None
     return body
 
 
@@ -250,9 +304,11 @@ async def _serve_socket(websocket: WebSocket, services: _Services, settings: Set
         await _close(websocket, conn.close_code or CloseCode.UNKNOWN_TABLE, "table unavailable")
         return
     reader = asyncio.create_task(_read_loop(websocket, room, conn, settings.max_frame_bytes))
+    metrics.game_socket_opened()
     try:
         await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_COMPLETED)
     finally:
+        metrics.game_socket_closed()
         reader.cancel()
         writer.cancel()
         await asyncio.gather(reader, writer, return_exceptions=True)

@@ -23,7 +23,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import uvicorn
 
+from server import metrics
 from server.config import OPTIONS, ConfigError, Settings, load_settings
+from server.logs import configure_logging
 from server.redis_embedded import EmbeddedRedis, EmbeddedRedisError
 
 __all__ = ["browser_url", "build_parser", "main", "redact_url", "serve", "settings_from_args"]
@@ -40,6 +42,12 @@ _DEFAULT_TEXT: Mapping[str, str] = {
     "data_dir": "./data",
     "table_ttl_seconds": "7d",
     "client_dir": "client/ next to the server package",
+    "allowed_origins": "the server's own origin",
+    "trusted_proxies": "none",
+    "request_timeout_seconds": "10s",
+    "keepalive_timeout_seconds": "5s",
+    "send_timeout_seconds": "10s",
+    "allow_fixed_seeds": "no",
 }
 
 
@@ -138,35 +146,25 @@ def _raise_shutdown(signum: int, frame: FrameType | None) -> None:
 
 def serve(settings: Settings) -> int:
     """Run until SIGINT/SIGTERM; returns the process exit status."""
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(settings.log_level, settings.log_format, settings.log_repeat_limit)
     previous_sigterm = signal.signal(signal.SIGTERM, _raise_shutdown)
     embedded: EmbeddedRedis | None = None
     try:
         if settings.redis_url is None:
             embedded = EmbeddedRedis(settings.data_dir)
             redis_url = embedded.start()
+            embedded.supervise(on_restart=metrics.redis_restarted)
             log.info("storage: embedded Redis in %s (append-only, fsync always)", settings.data_dir)
         else:
             redis_url = settings.redis_url
             log.info("storage: external Redis at %s", redact_url(redis_url))
 
         # Imported late: the web app pulls in the whole game, which --help does not need.
-        from server.app import create_app, transport_frame_limit
+        from server.app import create_app
+        from server.transport import uvicorn_config
 
         app = create_app(settings, redis_url)
-        config = uvicorn.Config(
-            app,
-            host=settings.host,
-            port=settings.port,
-            log_level=settings.log_level,
-            # Well above max_frame_bytes, so the app answers oversized frames itself.
-            ws_max_size=transport_frame_limit(settings),
-            server_header=False,
-            timeout_graceful_shutdown=10,
-        )
+        config = uvicorn_config(app, settings)
         url = browser_url(settings.host, settings.port)
         tune_gc()
 

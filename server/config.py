@@ -8,6 +8,7 @@ compose file means "use the embedded Redis".
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import tempfile
 from collections.abc import Callable, Mapping
@@ -22,11 +23,13 @@ from server.errors import ServerError
 
 __all__ = [
     "DEFAULT_CLIENT_DIR",
+    "LOG_FORMATS",
     "LOG_LEVELS",
     "MAX_BOT_SPEED_MS",
     "OPTIONS",
     "ConfigError",
     "ConfigReason",
+    "LogFormat",
     "LogLevel",
     "Option",
     "Settings",
@@ -37,6 +40,8 @@ __all__ = [
 
 LogLevel: TypeAlias = Literal["critical", "error", "warning", "info", "debug"]
 LOG_LEVELS: tuple[str, ...] = get_args(LogLevel)
+LogFormat: TypeAlias = Literal["text", "json"]
+LOG_FORMATS: tuple[str, ...] = get_args(LogFormat)
 
 # The browser client sits next to the package in a source checkout or an
 # editable install; a plain `pip install .` does not carry it, so such
@@ -84,6 +89,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     - ``max_frame_bytes``: larger WebSocket frames from a client are refused.
     - ``outgoing_queue_size``: messages buffered per socket before a slow
       client is dropped (close code 4408).
+
+    The rest bound what one client can make the server hold (docs/operations.md,
+    "Limits"): connections in total and per client address, seconds to send a
+    request, to idle between requests and to drain its output, socket send
+    buffers, repeated log lines, table creation, seat actions.  Origins and
+    trusted proxies decide who may talk to the server and who it is.
     """
 
     host: str = "127.0.0.1"
@@ -95,6 +106,21 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     outgoing_queue_size: int = 64
     log_level: LogLevel = "info"
     client_dir: Path = DEFAULT_CLIENT_DIR
+    log_format: LogFormat = "text"
+    max_connections: int = 1000
+    max_connections_per_client: int = 64
+    request_timeout_seconds: int = 10
+    keepalive_timeout_seconds: int = 5
+    send_timeout_seconds: int = 10
+    send_buffer_bytes: int = 64 * 1024
+    log_repeat_limit: int = 10
+    allowed_origins: tuple[str, ...] = ()
+    trusted_proxies: tuple[str, ...] = ()
+    client_ip_header: str = "x-forwarded-for"
+    tables_per_minute: int = 20
+    max_tables: int = 100_000
+    actions_per_second: int = 10
+    allow_fixed_seeds: bool = False
 
     def __post_init__(self) -> None:
         if not self.host.strip():
@@ -130,10 +156,77 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
                 "log_level",
                 f"log level must be one of {', '.join(LOG_LEVELS)}, not {self.log_level!r}",
             )
+        if self.log_format not in LOG_FORMATS:
+            raise ConfigError(
+                ConfigReason.BAD_VALUE,
+                "log_format",
+                f"log format must be one of {', '.join(LOG_FORMATS)}, not {self.log_format!r}",
+            )
+        for field, low, high in _RANGES:
+            value = getattr(self, field)
+            if not low <= value <= high:
+                raise ConfigError(
+                    ConfigReason.BAD_VALUE, field, f"{field} must be {low}..{high}, not {value}"
+                )
+        if self.max_connections_per_client > self.max_connections:
+            raise ConfigError(
+                ConfigReason.BAD_VALUE,
+                "max_connections_per_client",
+                f"max_connections_per_client ({self.max_connections_per_client}) must not "
+                f"exceed max_connections ({self.max_connections})",
+            )
+        for origin in self.allowed_origins:
+            _check_origin(origin)
+        for network in self.trusted_proxies:
+            _check_network(network)
+        if not re.fullmatch(r"[A-Za-z0-9-]+", self.client_ip_header):
+            raise ConfigError(
+                ConfigReason.BAD_VALUE,
+                "client_ip_header",
+                f"client IP header must be a header name, not {self.client_ip_header!r}",
+            )
 
     @property
     def embedded_redis(self) -> bool:
         return self.redis_url is None
+
+
+# Inclusive bounds of the numeric limits; the low ends keep a typo from disabling one.
+_RANGES: tuple[tuple[str, int, int], ...] = (
+    ("max_connections", 16, 1_000_000),
+    ("max_connections_per_client", 1, 1_000_000),
+    ("request_timeout_seconds", 1, 3600),
+    ("keepalive_timeout_seconds", 1, 3600),
+    ("send_timeout_seconds", 1, 3600),
+    ("send_buffer_bytes", 4096, 64 * 1024 * 1024),
+    ("log_repeat_limit", 1, 1_000_000),
+    ("tables_per_minute", 1, 1_000_000),
+    ("max_tables", 1, 100_000_000),
+    ("actions_per_second", 1, 10_000),
+)
+
+
+def _check_origin(origin: str) -> None:
+    if origin == "*":
+        return
+    parts = urlsplit(origin)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path:
+        raise ConfigError(
+            ConfigReason.BAD_VALUE,
+            "allowed_origins",
+            f"an allowed origin is scheme://host[:port] with no path (or *), not {origin!r}",
+        )
+
+
+def _check_network(network: str) -> None:
+    try:
+        ipaddress.ip_network(network, strict=False)
+    except ValueError:
+        raise ConfigError(
+            ConfigReason.BAD_VALUE,
+            "trusted_proxies",
+            f"a trusted proxy is an IP address or network (10.0.0.0/8), not {network!r}",
+        ) from None
 
 
 def _check_redis_url(url: str) -> None:
@@ -186,8 +279,21 @@ def _parse_path(text: str) -> Path:
     return Path(text.strip()).expanduser()
 
 
-def _parse_log_level(text: str) -> str:
+def _parse_word(text: str) -> str:
     return text.strip().lower()
+
+
+def _parse_list(text: str) -> tuple[str, ...]:
+    return tuple(item.strip().rstrip("/") for item in text.split(",") if item.strip())
+
+
+def _parse_bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{text!r} is not yes/no (or true/false, on/off, 1/0)")
 
 
 class Option(NamedTuple):
@@ -215,10 +321,44 @@ OPTIONS: tuple[Option, ...] = (
            _parse_int, "largest WebSocket frame accepted from a client"),
     Option("outgoing_queue_size", "--outgoing-queue-size", "PAODEKUAI_OUTGOING_QUEUE_SIZE", "N",
            _parse_int, "messages queued per socket before a slow client is dropped"),
-    Option("log_level", "--log-level", "PAODEKUAI_LOG_LEVEL", "LEVEL", _parse_log_level,
+    Option("log_level", "--log-level", "PAODEKUAI_LOG_LEVEL", "LEVEL", _parse_word,
            f"one of {', '.join(LOG_LEVELS)}"),
     Option("client_dir", "--client-dir", "PAODEKUAI_CLIENT_DIR", "DIR", _parse_path,
            "directory holding the browser client (index.html)"),
+    Option("log_format", "--log-format", "PAODEKUAI_LOG_FORMAT", "FORMAT", _parse_word,
+           "text, or json (one object per line, for log shippers)"),
+    Option("max_connections", "--max-connections", "PAODEKUAI_MAX_CONNECTIONS", "N", _parse_int,
+           "open TCP connections in total (lowered to fit the file-descriptor limit)"),
+    Option("max_connections_per_client", "--max-connections-per-client",
+           "PAODEKUAI_MAX_CONNECTIONS_PER_CLIENT", "N", _parse_int,
+           "open TCP connections from one client address"),
+    Option("request_timeout_seconds", "--request-timeout", "PAODEKUAI_REQUEST_TIMEOUT",
+           "DURATION", parse_duration, "time a client has to send a whole HTTP request"),
+    Option("keepalive_timeout_seconds", "--keepalive-timeout", "PAODEKUAI_KEEPALIVE_TIMEOUT",
+           "DURATION", parse_duration, "an idle keep-alive HTTP connection is closed after this"),
+    Option("send_timeout_seconds", "--send-timeout", "PAODEKUAI_SEND_TIMEOUT", "DURATION",
+           parse_duration, "a socket whose output does not drain for this long is aborted"),
+    Option("send_buffer_bytes", "--send-buffer-bytes", "PAODEKUAI_SEND_BUFFER_BYTES", "BYTES",
+           _parse_int, "kernel send buffer of each client socket"),
+    Option("log_repeat_limit", "--log-repeat-limit", "PAODEKUAI_LOG_REPEAT_LIMIT", "N",
+           _parse_int, "the same log message at most this often a minute; the rest are counted"),
+    Option("allowed_origins", "--allowed-origins", "PAODEKUAI_ALLOWED_ORIGINS", "LIST",
+           _parse_list, "browser origins allowed to create tables and open game sockets "
+           "(comma-separated https://host[:port], or *); unset: the server's own origin"),
+    Option("trusted_proxies", "--trusted-proxies", "PAODEKUAI_TRUSTED_PROXIES", "LIST",
+           _parse_list, "addresses/networks of reverse proxies whose client IP header is "
+           "believed (comma-separated); unset: the TCP peer is the client"),
+    Option("client_ip_header", "--client-ip-header", "PAODEKUAI_CLIENT_IP_HEADER", "NAME",
+           _parse_text, "header a trusted proxy puts the client address in"),
+    Option("tables_per_minute", "--tables-per-minute", "PAODEKUAI_TABLES_PER_MINUTE", "N",
+           _parse_int, "tables one client address may create a minute"),
+    Option("max_tables", "--max-tables", "PAODEKUAI_MAX_TABLES", "N", _parse_int,
+           "tables stored at once (created within the table TTL)"),
+    Option("actions_per_second", "--actions-per-second", "PAODEKUAI_ACTIONS_PER_SECOND", "N",
+           _parse_int, "frames one seat may send a second (bursts of twice that)"),
+    Option("allow_fixed_seeds", "--allow-fixed-seeds", "PAODEKUAI_ALLOW_FIXED_SEEDS", "BOOL",
+           _parse_bool, "testing only: accept a client-chosen seed on tables with several "
+           "humans (a chosen seed lets its chooser know every hand)"),
 )  # fmt: skip
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from server import metrics
 from server.engine import NextDeal, Pass, Play, Reason
 from server.errors import ServerError
 from server.protocol import (
@@ -186,7 +187,9 @@ def frame(update: Update) -> str:
 
 def error_frame(error: ServerError, version: int | None) -> str:
     """The ``error`` frame for ``error``: its reason's value is the code (``version`` is
-    ``None`` before the join)."""
+    ``None`` before the join).  Every refusal a client hears passes here, so it is
+    counted here (``pdk_refusals_total``)."""
+    metrics.refused(error.reason.value)
     return encode(ErrorMsg(code=error.reason.value, message=error.message, version=version))
 
 

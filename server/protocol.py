@@ -217,7 +217,13 @@ def decode_client(frame: str | bytes, max_bytes: int) -> ClientMessage:
     except msgspec.ValidationError as exc:
         raise _classify(frame, exc) from None
     except msgspec.DecodeError as exc:
+        # Includes bytes that are not UTF-8 (the transport hands those over as bytes).
         raise ProtocolError(ProtocolErrorCode.MALFORMED_JSON, str(exc)) from None
+    except RecursionError:
+        # msgspec refuses deep nesting this way; no message of ours nests past depth 3.
+        raise ProtocolError(
+            ProtocolErrorCode.INVALID_MESSAGE, "JSON nested too deeply for any message"
+        ) from None
 
 
 def _utf8_size(text: str, max_bytes: int) -> int:
@@ -232,7 +238,7 @@ def _classify(frame: str | bytes, exc: msgspec.ValidationError) -> ProtocolError
     """Tell an unknown ``type`` apart from a known type with bad fields (rare path)."""
     try:
         envelope = _envelope_decoder.decode(frame)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         return ProtocolError(ProtocolErrorCode.INVALID_MESSAGE, f"a message needs a type: {exc}")
     if envelope.type not in _CLIENT_TYPES:
         return ProtocolError(

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 import msgspec
 
+from .. import metrics
 from ..engine import Pass, Play, SeatView, parse_card
 from ..engine.players import counts_of, counts_string
 from ..usage import USAGE
@@ -75,6 +77,7 @@ async def decide(level: str, seed: int, view: SeatView, budget: float) -> BotAct
     ``GRACE_SECONDS``, or answers with an illegal action is replaced by a legal
     fallback.
     """
+    started = time.perf_counter()
     try:
         if level == "strong":
             think_for = min(DEFAULT_BUDGET, max(0.01, 0.8 * budget))
@@ -90,12 +93,15 @@ async def decide(level: str, seed: int, view: SeatView, budget: float) -> BotAct
             with USAGE.bot_thinking():
                 action = make_bot(level, seed).choose(view)
         if is_legal(view, action):
+            metrics.bot_decided(level, time.perf_counter() - started)
             return action
         log.error("bot %s answered %r, which is illegal; playing a fallback", level, action)
     except Exception:
         log.exception("bot %s failed on seat %d; playing a fallback", level, view.seat)
     with USAGE.bot_thinking():
-        return _fallback(level, seed, view)
+        action = _fallback(level, seed, view)
+    metrics.bot_decided(level, time.perf_counter() - started)
+    return action
 
 
 def _fallback(level: str, seed: int, view: SeatView) -> BotAction:
@@ -105,6 +111,7 @@ def _fallback(level: str, seed: int, view: SeatView) -> BotAction:
     the table should then get the cheap heuristic, not a much weaker first hint.
     """
     if level == "strong":
+        metrics.strong_bot_fell_back()
         try:
             action = NormalBot(seed).choose(view)
             if is_legal(view, action):

@@ -11,17 +11,22 @@ changed it, or alone, under the same version check.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
 
+from server import metrics
+
 from .log import LogEntry, TableMeta
 
 __all__ = [
+    "TABLE_INDEX_KEY",
     "StoreError",
     "TableGone",
     "TableStore",
+    "TooManyTables",
     "VersionConflict",
 ]
 
@@ -49,8 +54,29 @@ return n
 """
 
 
+# KEYS: the table index.  ARGV: now, expiry, cap, table id.
+# Drops expired entries, then adds this table unless ``cap`` are already stored.
+# Returns 1 when added, 0 when full.  Only the index key: it is one cluster slot.
+_RESERVE = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
+return 1
+"""
+
+# Every table created within the TTL, scored by when it expires at the latest
+# untouched: the count behind ``max_tables``.
+TABLE_INDEX_KEY = "pdk:tables"
+
+
 class StoreError(Exception):
     """The table could not be written as asked."""
+
+
+class TooManyTables(StoreError):
+    """The store already holds the most tables it may (``max_tables``)."""
 
 
 class TableGone(StoreError):
@@ -86,6 +112,7 @@ class TableStore:
         self._redis = redis
         self._ttl = ttl_seconds
         self._append = redis.register_script(_APPEND)
+        self._reserve = redis.register_script(_RESERVE)
 
     @property
     def ttl_seconds(self) -> int:
@@ -99,12 +126,25 @@ class TableStore:
         except (aioredis.RedisError, OSError):
             return False
 
-    async def create(self, meta: TableMeta) -> None:
-        """Store a new table's meta; ``StoreError`` if the id is taken."""
+    async def create(self, meta: TableMeta, *, max_tables: int | None = None) -> None:
+        """Store a new table's meta; ``StoreError`` if the id is taken, ``TooManyTables``
+        when ``max_tables`` are already stored.
+
+        The count is of tables created within the TTL (a table played for longer
+        than its TTL drops out of it early), kept in one sorted set.
+        """
+        if max_tables is not None:
+            now = time.time()
+            keys: list[Any] = [TABLE_INDEX_KEY]
+            args: list[Any] = [now, now + self._ttl, max_tables, meta.id]
+            if not int(await self._reserve(keys=keys, args=args)):
+                raise TooManyTables(f"the server already holds {max_tables} tables")
         created = await self._redis.set(
             _meta_key(meta.id), _encoder.encode(meta), ex=self._ttl, nx=True
         )
         if not created:
+            if max_tables is not None:
+                await self._redis.zrem(TABLE_INDEX_KEY, meta.id)
             raise StoreError(f"table {meta.id} already exists")
 
     async def load_meta(self, table_id: str) -> TableMeta | None:
@@ -119,7 +159,8 @@ class TableStore:
             pipe.lrange(_log_key(table_id), 0, -1)
             pipe.expire(_meta_key(table_id), self._ttl)
             pipe.expire(_log_key(table_id), self._ttl)
-            raw_meta, raw_log, *_ = await pipe.execute()
+            with metrics.redis_timed("load"):
+                raw_meta, raw_log, *_ = await pipe.execute()
         if raw_meta is None:
             return None
         return _meta_decoder.decode(raw_meta), [_entry_decoder.decode(r) for r in raw_log]
@@ -142,7 +183,8 @@ class TableStore:
         args: list[Any] = [expected_version, entry, self._ttl]
         if meta is not None:
             args.append(_encoder.encode(meta))
-        result = int(await self._append(keys=keys, args=args))
+        with metrics.redis_timed("append"):
+            result = int(await self._append(keys=keys, args=args))
         if result == -1:
             raise TableGone(f"table {table_id} has expired")
         if result < -1:

@@ -167,9 +167,12 @@ def build_table(request: CreateTableRequest) -> tuple[TableMeta, list[CreatedSea
     return meta, created
 
 
-async def create_table(store: TableStore, request: CreateTableRequest) -> CreatedTable:
+async def create_table(
+    store: TableStore, request: CreateTableRequest, *, max_tables: int | None = None
+) -> CreatedTable:
     """Build the table and store it; raises ``ValueError`` for a request that does not
-    fit (nothing is stored) and ``StoreError``/``RedisError`` when it cannot be stored."""
+    fit (nothing is stored), ``TooManyTables`` when ``max_tables`` are stored, and
+    ``StoreError``/``RedisError`` when it cannot be stored."""
     meta, seats = build_table(request)
-    await store.create(meta)
+    await store.create(meta, max_tables=max_tables)
     return CreatedTable(table=meta.id, seats=seats)

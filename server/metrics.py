@@ -1,0 +1,151 @@
+"""What operators can measure: ``GET /metrics`` in the Prometheus text format.
+
+Every metric this server exports is defined here, once, and the rest of the
+code records through the small functions below (``action_accepted``,
+``refused``, ``rate_limited``, ``timed``...), so a metric's name and labels
+live in one place.  prometheus-client does the bookkeeping and the text
+format; its default registry also brings the process collectors (open file
+descriptors, resident memory, CPU seconds) that a server under attack should
+be watched by.
+
+Adding a metric: define it below with the ``pdk_`` prefix, add a recording
+function next to the others, and list it in docs/operations.md ("Metrics").
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+
+__all__ = [
+    "CONTENT_TYPE",
+    "action_accepted",
+    "bot_decided",
+    "game_socket_closed",
+    "game_socket_opened",
+    "log_lines_suppressed",
+    "observe_action_latency",
+    "rate_limited",
+    "redis_restarted",
+    "redis_timed",
+    "refused",
+    "render",
+    "strong_bot_fell_back",
+    "track",
+]
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+# Game actions take 0.1-50 ms; the long tail is what an attack shows up in.
+_LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+_REDIS_BUCKETS = (0.0002, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1.0)
+_BOT_BUCKETS = (0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
+_LIVE_TABLES = Gauge("pdk_live_tables", "Tables whose room is loaded in this process")
+_OPEN_SOCKETS = Gauge("pdk_open_game_sockets", "Game WebSockets seated at a table")
+_OPEN_CONNECTIONS = Gauge("pdk_open_connections", "TCP connections open (HTTP and WebSocket)")
+_ACTIONS = Counter(
+    "pdk_actions_total", "Actions accepted and stored, by kind and who sent them", ["kind", "by"]
+)
+_REFUSALS = Counter("pdk_refusals_total", "Frames and actions refused, by reason code", ["reason"])
+_RATE_LIMITED = Counter(
+    "pdk_rate_limited_total", "Requests refused by a limit, by limit name", ["limit"]
+)
+_ACTION_LATENCY = Histogram(
+    "pdk_action_latency_seconds",
+    "From a seat's frame arriving to the new state being queued to every seat",
+    buckets=_LATENCY_BUCKETS,
+)
+_REDIS_LATENCY = Histogram(
+    "pdk_redis_latency_seconds", "Redis round trips, by operation", ["op"], buckets=_REDIS_BUCKETS
+)
+_BOT_DECISION = Histogram(
+    "pdk_bot_decision_seconds", "Bot thinking time, by level", ["level"], buckets=_BOT_BUCKETS
+)
+_STRONG_FALLBACKS = Counter(
+    "pdk_strong_bot_fallbacks_total",
+    "Strong-bot decisions that failed or ran out of time and played the normal bot's choice",
+)
+_REDIS_RESTARTS = Counter(
+    "pdk_redis_restarts_total", "Times the embedded redis-server was restarted after it died"
+)
+_LOG_SUPPRESSED = Counter(
+    "pdk_log_lines_suppressed_total", "Repeated log lines dropped by the log rate limit"
+)
+
+
+def track(
+    *,
+    live_tables: Callable[[], float] | None = None,
+    open_connections: Callable[[], float] | None = None,
+) -> None:
+    """Let the gauges read the current numbers from their owners at scrape time."""
+    if live_tables is not None:
+        _LIVE_TABLES.set_function(live_tables)
+    if open_connections is not None:
+        _OPEN_CONNECTIONS.set_function(open_connections)
+
+
+def game_socket_opened() -> None:
+    _OPEN_SOCKETS.inc()
+
+
+def game_socket_closed() -> None:
+    _OPEN_SOCKETS.dec()
+
+
+def action_accepted(kind: str, *, by_bot: bool) -> None:
+    _ACTIONS.labels(kind, "bot" if by_bot else "human").inc()
+
+
+def refused(reason: str) -> None:
+    _REFUSALS.labels(reason).inc()
+
+
+def rate_limited(limit: str) -> None:
+    _RATE_LIMITED.labels(limit).inc()
+
+
+def observe_action_latency(seconds: float) -> None:
+    _ACTION_LATENCY.observe(seconds)
+
+
+@contextmanager
+def redis_timed(op: str) -> Iterator[None]:
+    """Time one Redis operation (failures included: a timeout is latency too)."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        _REDIS_LATENCY.labels(op).observe(time.perf_counter() - started)
+
+
+def bot_decided(level: str, seconds: float) -> None:
+    _BOT_DECISION.labels(level).observe(seconds)
+
+
+def strong_bot_fell_back() -> None:
+    _STRONG_FALLBACKS.inc()
+
+
+def redis_restarted() -> None:
+    _REDIS_RESTARTS.inc()
+
+
+def log_lines_suppressed(count: int) -> None:
+    _LOG_SUPPRESSED.inc(count)
+
+
+def render() -> bytes:
+    """The whole registry in the Prometheus text format."""
+    return generate_latest(REGISTRY)

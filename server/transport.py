@@ -1,0 +1,402 @@
+"""The TCP and WebSocket layer under the app: what one client can make us hold.
+
+uvicorn's own HTTP (h11) and WebSocket (websockets sans-I/O) protocols do the
+parsing; the subclasses here add the bounds a public server needs:
+
+- **Connection caps.**  At most ``max_connections`` open TCP connections, and
+  ``max_connections_per_client`` from one address.  When the total is full, the
+  oldest connection that has not sent a complete request is closed to make
+  room, so a flood of silent sockets can neither exhaust file descriptors nor
+  lock out ``/healthz`` and honest players.  The total is lowered to fit the
+  process's file-descriptor limit (raised to its hard limit at start-up).
+- **Request deadline.**  A connection has ``request_timeout_seconds`` to send a
+  whole request from the moment it is opened or its last response was sent;
+  slowloris trickles and silent sockets are closed then.  Idle keep-alives are
+  closed after ``keepalive_timeout_seconds`` (uvicorn's timer).
+- **Drain deadline.**  A socket whose output stays above the transport's high
+  water mark for ``send_timeout_seconds`` (a client that does not read) is
+  aborted: its buffers are freed at once, no close handshake is waited for.
+  Kernel send buffers are ``send_buffer_bytes``, so a non-reader holds little.
+- **WebSocket frames** are limited to ``max_frame_bytes`` by the transport and
+  permessage-deflate is not offered: a compressed frame would let a client
+  make us inflate far more than it sent.
+- **Invalid UTF-8** in a text frame reaches the app as bytes, which the
+  decoder refuses as malformed JSON; it is logged once per connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import resource
+import socket
+import struct
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+from server import metrics
+from server.config import Settings
+
+__all__ = [
+    "ConnectionGuard",
+    "Limits",
+    "TrustedProxies",
+    "client_address",
+    "protocol_classes",
+    "raise_fd_limit",
+    "uvicorn_config",
+]
+
+log = logging.getLogger(__name__)
+
+# Connections the kernel queues for us, and that asyncio may accept in one go
+# before any of them reaches the guard (it accepts up to ``backlog`` per wake-up).
+LISTEN_BACKLOG = 128
+# File descriptors kept free when the connection cap is fitted to the limit: one
+# accept burst, plus Redis connections, log files, the bots' worker pool.
+FD_RESERVE = LISTEN_BACKLOG + 64
+
+
+def raise_fd_limit() -> int:
+    """Raise the soft file-descriptor limit to the hard one; returns the soft limit now."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    return soft
+
+
+class TrustedProxies:
+    """Which TCP peers are reverse proxies whose client-address header we believe."""
+
+    def __init__(self, networks: Iterable[str], header: str) -> None:
+        self._networks = [ipaddress.ip_network(n, strict=False) for n in networks]
+        self.header = header.lower().encode("latin-1")
+
+    def __bool__(self) -> bool:
+        return bool(self._networks)
+
+    def trusts(self, host: str | None) -> bool:
+        if not self._networks or host is None:
+            return False
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        return any(address in network for network in self._networks)
+
+
+def client_address(
+    peer: str | None, headers: Sequence[tuple[bytes, bytes]], proxies: TrustedProxies
+) -> str:
+    """The client's address: the TCP peer, unless that peer is a trusted proxy.
+
+    Behind trusted proxies the header (``X-Forwarded-For: client, proxy1, proxy2``)
+    is read from the right, skipping our own proxies; the first address that is
+    not one of them is the client.  A header from an untrusted peer is ignored,
+    so nobody can pick their own address to dodge a per-client limit.
+    """
+    host = peer or "unknown"
+    if not proxies.trusts(peer):
+        return host
+    hops: list[str] = []
+    for name, value in headers:
+        if name.lower() == proxies.header:
+            hops.extend(h.strip() for h in value.decode("latin-1").split(","))
+    for hop in reversed(hops):
+        if not hop:
+            continue
+        if not proxies.trusts(hop):
+            return hop
+        host = hop
+    return host
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_connections: int
+    max_connections_per_client: int
+    request_timeout: float
+    send_timeout: float
+    send_buffer_bytes: int
+    proxies: TrustedProxies
+
+    @classmethod
+    def from_settings(cls, settings: Settings, fd_limit: int | None = None) -> Limits:
+        cap = settings.max_connections
+        if fd_limit is not None and cap > fd_limit - FD_RESERVE:
+            fitted = max(16, fd_limit - FD_RESERVE)
+            log.warning(
+                "max_connections %d does not fit the file-descriptor limit %d; using %d",
+                cap,
+                fd_limit,
+                fitted,
+            )
+            cap = fitted
+        return cls(
+            max_connections=cap,
+            max_connections_per_client=min(settings.max_connections_per_client, cap),
+            request_timeout=float(settings.request_timeout_seconds),
+            send_timeout=float(settings.send_timeout_seconds),
+            send_buffer_bytes=settings.send_buffer_bytes,
+            proxies=TrustedProxies(settings.trusted_proxies, settings.client_ip_header),
+        )
+
+
+class _Guarded:
+    """What the guard needs from a protocol: its transport and whether it is idle."""
+
+    transport: asyncio.Transport
+
+    def waiting_for_request(self) -> bool:
+        return False
+
+
+class ConnectionGuard:
+    """Counts open connections by transport (a WebSocket upgrade keeps its slot)."""
+
+    def __init__(self, limits: Limits) -> None:
+        self._limits = limits
+        self._owners: OrderedDict[asyncio.Transport, _Guarded] = OrderedDict()
+        self._hosts: dict[asyncio.Transport, str] = {}
+        self._per_host: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._owners)
+
+    def admit(self, transport: asyncio.Transport, owner: _Guarded, host: str | None) -> bool:
+        """Register ``owner`` for ``transport``; False when a cap refuses it."""
+        if transport in self._owners:
+            self._owners[transport] = owner  # the upgraded protocol takes over the slot
+            return True
+        key = host or "unknown"
+        limits = self._limits
+        if (
+            not limits.proxies.trusts(host)
+            and self._per_host.get(key, 0) >= limits.max_connections_per_client
+        ):
+            metrics.rate_limited("connections_per_client")
+            return False
+        if len(self._owners) >= limits.max_connections and not self._evict_one():
+            metrics.rate_limited("connections")
+            return False
+        self._owners[transport] = owner
+        self._hosts[transport] = key
+        self._per_host[key] = self._per_host.get(key, 0) + 1
+        return True
+
+    def release(self, transport: asyncio.Transport) -> None:
+        if self._owners.pop(transport, None) is None:
+            return
+        key = self._hosts.pop(transport)
+        left = self._per_host[key] - 1
+        if left:
+            self._per_host[key] = left
+        else:
+            del self._per_host[key]
+
+    def _evict_one(self) -> bool:
+        # Oldest first: a connection that has sat without a request the longest goes.
+        for transport, owner in self._owners.items():
+            if owner.waiting_for_request():
+                self.release(transport)
+                metrics.rate_limited("connections_evicted")
+                _reset(transport)
+                return True
+        return False
+
+
+def _reset(transport: asyncio.BaseTransport) -> None:
+    """Drop the connection now: RST, not FIN, so the kernel frees its buffers too."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            # Linger 0: close() discards unsent data instead of keeping an orphan around.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    assert isinstance(transport, asyncio.WriteTransport)
+    transport.abort()
+
+
+def _set_send_buffer(transport: asyncio.BaseTransport, size: int) -> None:
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
+
+
+class _DrainDeadline:
+    """Aborts a transport whose writes stay paused (peer not reading) for too long."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, seconds: float) -> None:
+        self._loop = loop
+        self._seconds = seconds
+        self._timer: asyncio.TimerHandle | None = None
+
+    def paused(self, transport: asyncio.BaseTransport) -> None:
+        if self._timer is None:
+            self._timer = self._loop.call_later(self._seconds, self._abort, transport)
+
+    def resumed(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _abort(self, transport: asyncio.BaseTransport) -> None:
+        self._timer = None
+        metrics.rate_limited("send_timeout")
+        log.info("aborting a connection that has not read its data for %.0fs", self._seconds)
+        _reset(transport)
+
+
+def protocol_classes(limits: Limits) -> tuple[type[asyncio.Protocol], type[asyncio.Protocol]]:
+    """The HTTP and WebSocket protocol classes for uvicorn, sharing one guard."""
+    guard = ConnectionGuard(limits)
+    metrics.track(open_connections=lambda: len(guard))
+
+    class GuardedHTTP(H11Protocol, _Guarded):
+        _request_timer: asyncio.TimerHandle | None = None
+        _drain: _DrainDeadline | None = None
+        _admitted = False
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            host = self.client[0] if self.client else None
+            if not guard.admit(transport, self, host):
+                transport.abort()
+                return
+            self._admitted = True
+            _set_send_buffer(transport, limits.send_buffer_bytes)
+            self._drain = _DrainDeadline(self.loop, limits.send_timeout)
+            self._arm_request_deadline()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._cancel_request_deadline()
+            if self._drain is not None:
+                self._drain.resumed()
+            guard.release(self.transport)
+            super().connection_lost(exc)
+
+        def waiting_for_request(self) -> bool:
+            return self.cycle is None or self.cycle.response_complete
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm_request_deadline()
+
+        def handle_websocket_upgrade(self, event: Any) -> None:
+            self._cancel_request_deadline()
+            if self._drain is not None:
+                self._drain.resumed()
+            super().handle_websocket_upgrade(event)
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._drain is not None:
+                self._drain.paused(self.transport)
+
+        def resume_writing(self) -> None:
+            super().resume_writing()
+            if self._drain is not None:
+                self._drain.resumed()
+
+        def _arm_request_deadline(self) -> None:
+            self._cancel_request_deadline()
+            if not self.transport.is_closing():
+                self._request_timer = self.loop.call_later(
+                    limits.request_timeout, self._request_deadline
+                )
+
+        def _cancel_request_deadline(self) -> None:
+            if self._request_timer is not None:
+                self._request_timer.cancel()
+                self._request_timer = None
+
+        def _request_deadline(self) -> None:
+            self._request_timer = None
+            if self.cycle is not None and not self.cycle.response_complete:
+                return  # the request arrived; the app bounds the rest
+            metrics.rate_limited("request_timeout")
+            self.transport.close()
+
+    class GuardedWebSocket(WebSocketsSansIOProtocol, _Guarded):
+        _drain: _DrainDeadline | None = None
+        _bad_utf8_logged = False
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(transport)
+            host = self.client[0] if self.client else None
+            if not guard.admit(self.transport, self, host):
+                self.transport.abort()
+                return
+            self._drain = _DrainDeadline(self.loop, limits.send_timeout)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._drain is not None:
+                self._drain.resumed()
+            guard.release(self.transport)
+            super().connection_lost(exc)
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._drain is not None:
+                self._drain.paused(self.transport)
+
+        def resume_writing(self) -> None:
+            super().resume_writing()
+            if self._drain is not None:
+                self._drain.resumed()
+
+        def send_receive_event_to_app(self) -> None:
+            if self.curr_msg_data_type == "text":
+                data = self.frames[0] if len(self.frames) == 1 else b"".join(self.frames)
+                try:
+                    data.decode()
+                except UnicodeDecodeError:
+                    # Handed over as bytes: the app's decoder answers malformed_json.
+                    if not self._bad_utf8_logged:
+                        self._bad_utf8_logged = True
+                        log.info("%s sent a text frame that is not UTF-8", self.client)
+                    self.curr_msg_data_type = "bytes"
+            super().send_receive_event_to_app()
+
+    return GuardedHTTP, GuardedWebSocket
+
+
+def uvicorn_config(app: Any, settings: Settings, **overrides: Any) -> uvicorn.Config:
+    """The uvicorn configuration every server of this app runs with (CLI and tests)."""
+    limits = Limits.from_settings(settings, raise_fd_limit())
+    http_class, ws_class = protocol_classes(limits)
+    options: dict[str, Any] = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": settings.log_level,
+        "http": http_class,
+        "ws": ws_class,
+        # The app refuses a larger frame; the transport must not buffer more first.
+        "ws_max_size": settings.max_frame_bytes,
+        "ws_per_message_deflate": False,
+        "timeout_keep_alive": settings.keepalive_timeout_seconds,
+        "backlog": LISTEN_BACKLOG,
+        # Client addresses come from server.transport.client_address, which only
+        # believes the configured trusted proxies.
+        "proxy_headers": False,
+        "server_header": False,
+        "timeout_graceful_shutdown": 10,
+        # Logging is configured by server.logs (text or JSON, rate-limited).
+        "log_config": None,
+    }
+    options.update(overrides)
+    return uvicorn.Config(app, **options)
