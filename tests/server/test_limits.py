@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 import socket
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from conftest import ServerFactory, ServerProcess
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 from wire import (
@@ -23,6 +22,9 @@ from wire import (
     read_until_closed,
     server_side_socket_open,
 )
+
+if TYPE_CHECKING:
+    from conftest import ServerFactory, ServerProcess
 
 
 def create_table(srv: ServerProcess, **body: Any) -> dict[str, Any]:

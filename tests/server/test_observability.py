@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from typing import TYPE_CHECKING
 
-from conftest import ServerFactory
 from wire import RawWebSocket, http_json
+
+if TYPE_CHECKING:
+    from conftest import ServerFactory
 
 
 def scrape(url: str) -> dict[str, float]:

@@ -14,13 +14,15 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
-from conftest import ServerFactory, ServerProcess
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 from wire import http_json
+
+if TYPE_CHECKING:
+    from conftest import ServerFactory, ServerProcess
 
 GUARD = 30.0
 
