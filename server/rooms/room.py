@@ -3,11 +3,12 @@
 Only the actor touches the ``MatchState``.  Human requests and bot decisions
 both arrive as inbox commands and go through the same ``engine.apply``.  The
 room speaks in engine actions and seat views only: ``server.presenter`` turns
-wire messages into requests and updates into frames.  An
-accepted action is appended to Redis (checked against the expected version)
-before any seat hears of it; if that write fails, the in-memory state may be
-ahead of Redis, so the room shuts itself down and the next connection rebuilds
-the table from Redis alone.
+wire messages into requests and updates into frames.
+
+An accepted action is appended to Redis (checked against the expected
+version) before any seat hears of it; if that write fails, the in-memory state
+may be ahead of Redis, so the room shuts itself down and the next connection
+rebuilds the table from Redis alone.
 """
 
 from __future__ import annotations

@@ -10,9 +10,10 @@ import msgspec
 import pytest
 from room_helpers import GUARD_SECONDS, Socket, log_of, new_table, seed_where_leader_is
 
+from server import engine
 from server.engine import NextDeal, Pass, Play
 from server.protocol import CloseCode
-from server.rooms.commands import AskHint
+from server.rooms.commands import AskHint, BotMove, Command
 from server.rooms.log import BotSpeed, NewMatch, rebuild
 from server.rooms.registry import Registry
 from server.rooms.room import Room
@@ -260,7 +261,12 @@ async def test_new_match_after_a_one_deal_match_deals_fresh_cards(
     assert len(view(frame)["hand"]) == 16
     entries = await log_of(store, meta.id)
     assert entries[end["version"]] == NewMatch()
-    assert rebuild(meta, entries[: frame["version"]]).match_no == 1
+    rebuilt = rebuild(meta, entries[: frame["version"]])
+    assert rebuilt.match_no == 1
+    # The room dealt the new match exactly as a reload from the log does.
+    assert view(frame)["hand"] == engine.seat_view(rebuilt.match, 0).hand
+    first = engine.seat_view(rebuild(meta, []).match, 0).hand
+    assert view(frame)["hand"] != first
 
 
 async def test_two_processes_on_one_table_cannot_fork_it(store: TableStore) -> None:
@@ -316,3 +322,91 @@ async def test_shutdown_closes_every_socket_with_going_away(
     await registry.close()
     assert room.closed
     assert [s.conn.close_code for s in socks] == [1001, 1001]
+    # A socket that reaches a room closed meanwhile is sent to reconnect.
+    late = Socket(0)
+    room.submit(late.conn, 0, AskHint())
+    assert late.conn.close_code == CloseCode.TABLE_UNAVAILABLE
+
+
+async def test_a_new_version_restarts_every_hint_cycle_and_recomputes_the_hints(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, _ = await new_table(store, seed=seed_where_leader_is(0), humans=3, bots=[])
+    room = await open_room(registry, meta.id)
+    (leader, shown), (follower, _) = await seat_all(room, [0, 1])
+    room.submit(follower.conn, 0, AskHint())
+    assert (await follower.next("hint"))["count"] == 0  # not its turn yet
+    for expected in (0, 1):
+        room.submit(leader.conn, 0, AskHint())
+        assert (await leader.next("hint"))["index"] == expected
+    # A change that leaves every hand as it was still starts the cycle over.
+    room.submit(leader.conn, 0, BotSpeed(ms=100, seat=0))
+    await follower.next("state")
+    assert (await leader.next("state"))["version"] == 1
+    room.submit(leader.conn, 1, AskHint())
+    assert (await leader.next("hint"))["index"] == 0
+    room.submit(leader.conn, 1, Play(seat=0, cards=view(shown)["hints"][0]))
+    await leader.next("state")
+    now = await follower.next("state")
+    assert view(now)["hints"]
+    room.submit(follower.conn, 2, AskHint())
+    hint = await follower.next("hint")
+    assert (hint["index"], hint["cards"]) == (0, view(now)["hints"][0])
+
+
+async def test_a_seat_whose_last_socket_leaves_is_shown_disconnected_to_the_others(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, _ = await new_table(store, seed=seed_where_leader_is(0), humans=3, bots=[])
+    room = await open_room(registry, meta.id)
+    (staying, _), (leaving, _) = await seat_all(room, [0, 1])
+    room.detach(leaving.conn)
+    frame = await staying.next("state")
+    assert [s["connected"] for s in frame["table"]["seats"]] == [True, False, False]
+    assert (frame["version"], frame["events"]) == (0, [])
+
+
+def inject(room: Room, command: Command) -> None:
+    """Put ``command`` in the room's inbox as a bot task would (bots cannot be told to err)."""
+    room._inbox.put_nowait(command)
+
+
+async def test_a_bot_decision_made_against_an_older_version_is_dropped(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, _ = await new_table(store, seed=seed_where_leader_is(0), humans=3, bots=[])
+    room = await open_room(registry, meta.id)
+    (leader, shown), (follower, _) = await seat_all(room, [0, 1])
+    room.submit(leader.conn, 0, Play(seat=0, cards=view(shown)["hints"][0]))
+    now = await follower.next("state")
+    # Legal for seat 1 now, but decided at version 0: the table has moved on since.
+    inject(room, BotMove(seat=1, version=0, action=Play(seat=1, cards=view(now)["hints"][0])))
+    room.submit(follower.conn, 1, AskHint())
+    assert (await follower.next())["type"] == "hint"
+    assert room.version == 1
+    assert len(await log_of(store, meta.id)) == 1
+
+
+async def test_a_bot_cannot_play_for_another_seat(store: TableStore, registry: Registry) -> None:
+    meta, _ = await new_table(store, seed=seed_where_leader_is(0), bot_speed_ms=5000)
+    room = await open_room(registry, meta.id)
+    sock = await seated(room, 0)
+    hints = view(await sock.next("state"))["hints"]
+    inject(room, BotMove(seat=1, version=0, action=Play(seat=0, cards=hints[0])))
+    room.submit(sock.conn, 0, AskHint())
+    assert (await sock.next())["type"] == "hint"
+    assert await log_of(store, meta.id) == []
+
+
+async def test_a_refused_bot_move_is_replaced_by_a_legal_one_so_the_table_goes_on(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, _ = await new_table(store, seed=seed_where_leader_is(1), bot_speed_ms=5000)
+    room = await open_room(registry, meta.id)
+    sock = await seated(room, 0)
+    hand = view(await sock.next("state"))["hand"]
+    inject(room, BotMove(seat=1, version=0, action=Play(seat=1, cards=[hand[0]])))
+    frame = await sock.next("state")
+    assert frame["version"] == 1
+    assert view(frame)["moves"][0]["seat"] == 1
+    assert (await log_of(store, meta.id))[0].seat == 1  # type: ignore[union-attr]

@@ -10,7 +10,7 @@ from room_helpers import log_of, new_table
 from server.engine import NextDeal, Pass, Play
 from server.rooms.clock import TurnClock
 from server.rooms.log import BotSpeed
-from server.rooms.store import TableGone, TableStore, VersionConflict
+from server.rooms.store import StoreError, TableGone, TableStore, VersionConflict
 
 
 async def test_append_bumps_the_version_and_keeps_order(store: TableStore) -> None:
@@ -107,4 +107,26 @@ async def test_a_meta_stored_before_seat_state_existed_still_loads(
     for seat in old["seats"]:
         del seat["standins"], seat["joined"]
     await redis_client.set(f"pdk:{{{meta.id}}}:meta", msgspec.json.encode(old))
+    assert await store.load_meta(meta.id) == meta
+
+
+async def test_loading_a_table_refreshes_the_expiry_of_both_keys(
+    store: TableStore, redis_client: aioredis.Redis
+) -> None:
+    meta, _ = await new_table(store, seed=1)
+    await store.append(meta.id, 0, Play(seat=0, cards=["3S"]))
+    for key in (f"pdk:{{{meta.id}}}:meta", f"pdk:{{{meta.id}}}:log"):
+        await redis_client.expire(key, 100)
+    assert await store.load(meta.id) is not None
+    for key in (f"pdk:{{{meta.id}}}:meta", f"pdk:{{{meta.id}}}:log"):
+        assert 100 < await redis_client.ttl(key) <= store.ttl_seconds
+
+
+async def test_creating_a_table_whose_id_exists_is_refused_and_keeps_the_first(
+    store: TableStore,
+) -> None:
+    meta, _ = await new_table(store, seed=1)
+    other = msgspec.structs.replace(meta, seed=2)
+    with pytest.raises(StoreError, match="already exists"):
+        await store.create(other)
     assert await store.load_meta(meta.id) == meta

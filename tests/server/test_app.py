@@ -349,6 +349,20 @@ async def test_reconnect_mid_deal_shows_the_same_view_and_both_sockets_get_updat
     await other_tab.close()
 
 
+async def test_a_malformed_table_id_is_refused_before_redis_is_asked(
+    tmp_path: Path, client_dir: Path
+) -> None:
+    gone = f"unix://{tmp_path}/no-redis-here.sock"
+    codes = []
+    async for server in run_live(Settings(client_dir=client_dir), gone):
+        for table in ("bad id!", "WellFormedTable01"):
+            ws = await websockets.connect(server.ws_url)
+            await ws.send(json.dumps({"type": "join", "table": table, "token": "x"}))
+            codes.append(await Client(ws).close_code())
+    # Only a well-formed id reaches the (unreachable) store.
+    assert codes == [4404, 4503]
+
+
 @pytest.mark.parametrize(
     ("join", "close_code"),
     [

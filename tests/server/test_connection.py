@@ -63,6 +63,19 @@ async def test_server_side_shut_keeps_the_first_reason() -> None:
         await writer
 
 
+async def test_nothing_is_queued_once_the_server_has_shut_the_connection() -> None:
+    async def send(frame: str) -> None:
+        return None
+
+    conn = Connection(0, send, queue_size=4)
+    writer = conn.start()
+    conn.shut(1001, "going away")
+    assert not conn.push_frame("after the shut")
+    assert conn._queue.empty()
+    with pytest.raises(asyncio.CancelledError):
+        await writer
+
+
 def test_queue_must_hold_at_least_one_frame() -> None:
     async def send(frame: str) -> None:
         return None

@@ -97,6 +97,13 @@ def test_frame_size_counts_utf8_bytes_not_characters() -> None:
     assert code_of(frame) == ProtocolErrorCode.FRAME_TOO_LARGE
 
 
+def test_frame_size_counts_four_byte_characters_in_full() -> None:
+    # 4500 four-byte characters: 18000 bytes, though three bytes each would fit the cap.
+    frame = '{"type":"join","table":"t1234567","token":"' + "\U0001f0a1" * 4500 + '"}'
+    assert len(frame) * 3 < MAX < len(frame.encode())
+    assert code_of(frame) == ProtocolErrorCode.FRAME_TOO_LARGE
+
+
 def test_error_frames_encode_as_tagged_json_text() -> None:
     text = encode(ErrorMsg(code="stale_version", message="old", version=4))
     assert msgspec.json.decode(text) == {
