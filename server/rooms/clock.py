@@ -57,6 +57,8 @@ class TurnClock(msgspec.Struct, frozen=True):
 
 
 class StandinWhy(StrEnum):
+    """Why the stand-in plays a human seat's turn."""
+
     AUTO = "auto"  # the seat is on auto: play at once
     CLOCK = "clock"  # the turn clock ran out
     GRACE = "grace"  # no socket for grace_seconds
@@ -76,12 +78,14 @@ def default_turn_seconds(humans: int) -> int:
 
 
 def check_turn_seconds(seconds: int) -> None:
+    """Raise ``ValueError`` unless ``seconds`` is 0 (no clock) or in ``TURN_SECONDS_RANGE``."""
     low, high = TURN_SECONDS_RANGE
     if seconds != 0 and not low <= seconds <= high:
         raise ValueError(f"turn_seconds must be 0 (no clock) or {low}..{high}, not {seconds}")
 
 
 def check_grace_seconds(seconds: int) -> None:
+    """Raise ``ValueError`` unless ``seconds`` is in ``GRACE_SECONDS_RANGE``."""
     low, high = GRACE_SECONDS_RANGE
     if not low <= seconds <= high:
         raise ValueError(f"grace_seconds must be {low}..{high}, not {seconds}")

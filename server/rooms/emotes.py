@@ -28,6 +28,7 @@ class RateLimit:
         self._at: float | None = None
 
     def allow(self, now: float) -> bool:
+        """Whether one more emote may go out at ``now`` (spends a token if so)."""
         if self._at is not None:
             self._tokens = min(self._burst, self._tokens + (now - self._at) / self._refill)
         self._at = now

@@ -42,6 +42,8 @@ MAX_RETIRED_TOKENS = 16
 
 
 class SeatReason(StrEnum):
+    """Why a seat change or seat action was refused; the value is the wire code."""
+
     NOT_HOST = "not_host"
     NO_SUCH_SEAT = "no_such_seat"
     HOST_SEAT = "host_seat"
@@ -179,6 +181,7 @@ def _set_standins(meta: TableMeta, seat: int, standins: int) -> TableMeta:
 
 
 def after_standin(meta: TableMeta, seat: int) -> TableMeta:
+    """The meta once the stand-in has played one more of ``seat``'s turns in a row."""
     return _set_standins(meta, seat, meta.seats[seat].standins + 1)
 
 
@@ -188,6 +191,7 @@ def hand_back(meta: TableMeta, seat: int) -> TableMeta:
 
 
 def mark_joined(meta: TableMeta, seat: int) -> TableMeta:
+    """The meta once ``seat``'s human has sat down (clocks wait for everyone)."""
     current = meta.seats[seat]
     if current.joined:
         return meta
