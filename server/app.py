@@ -1,7 +1,9 @@
 """The web app: table creation, health, the game WebSocket, and the static client.
 
 ``create_app(settings, redis_url)`` is all the CLI needs.  One Redis client,
-one ``TableStore`` and one room ``Registry`` live for the app's lifetime.
+one ``TableStore``, one ``Bus`` to the other processes on the same Redis and
+one room ``Registry`` live for the app's lifetime; ``app.state.registry.drain()``
+hands every table over before a graceful exit.
 """
 
 from __future__ import annotations
@@ -9,12 +11,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
-import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -33,9 +35,12 @@ from server.origins import origin_allowed
 from server.protocol import CloseCode, JoinMsg, ProtocolError, ProtocolErrorCode
 from server.ratelimit import RateLimiter
 from server.rooms import tables
-from server.rooms.registry import DEFAULT_IDLE_SECONDS, Registry
+from server.rooms.bus import Bus
+from server.rooms.connect import connect
+from server.rooms.forward import Forwarder
+from server.rooms.registry import DEFAULT_IDLE_SECONDS, Registry, process_id
 from server.rooms.room import Room, RoomClosed
-from server.rooms.store import StoreError, TableStore, TooManyTables
+from server.rooms.store import Redis, StoreError, TableStore, TooManyTables
 from server.rooms.tables import CreateTableRequest
 from server.rooms.tokens import seat_for_token, valid_table_id
 from server.rooms.updates import Closing
@@ -49,8 +54,6 @@ log = logging.getLogger(__name__)
 # A socket that has not sent its join by then is closed (4400).
 JOIN_TIMEOUT_SECONDS = 30.0
 MAX_BODY_BYTES = 4096
-REDIS_POOL_SIZE = 32
-REDIS_POOL_TIMEOUT_SECONDS = 10.0
 _CLOSE_TIMEOUT_SECONDS = 2.0
 
 # A WebSocket refused before its handshake (cross-site origin) gets HTTP 403.
@@ -70,7 +73,7 @@ _STATUS_CODES = {
 
 @dataclass
 class _Services:
-    redis: aioredis.Redis
+    redis: Redis
     store: TableStore
     registry: Registry
 
@@ -103,15 +106,19 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        # A bounded pool that waits for a free connection: hundreds of rooms writing at
-        # once queue here instead of failing with "Too many connections".
-        pool = aioredis.BlockingConnectionPool.from_url(
-            redis_url, max_connections=REDIS_POOL_SIZE, timeout=REDIS_POOL_TIMEOUT_SECONDS
+        clients = await connect(redis_url)
+        store = TableStore(clients.tables, settings.table_ttl_seconds)
+        bus = Bus(process_id(), clients.node, clients.node.publish)
+        bus.start()
+        registry = Registry(
+            store,
+            idle_seconds=idle_seconds,
+            bus=bus,
+            lease_seconds=settings.lease_seconds,
+            max_frame_bytes=settings.max_frame_bytes,
+            queue_size=settings.outgoing_queue_size,
         )
-        redis = aioredis.Redis(connection_pool=pool)
-        store = TableStore(redis, settings.table_ttl_seconds)
-        registry = Registry(store, idle_seconds=idle_seconds)
-        holder["services"] = _Services(redis, store, registry)
+        holder["services"] = _Services(clients.tables, store, registry)
         # Exposed for operators' tooling and tests; the app itself goes through ``holder``.
         app.state.store = store
         app.state.registry = registry
@@ -120,8 +127,8 @@ def create_app(
             yield
         finally:
             await registry.close()
-            await redis.aclose()
-            await pool.aclose()
+            await bus.close()
+            await clients.aclose()
             # The strong bots' worker processes must not outlive the server.
             await asyncio.to_thread(bots.shutdown)
 
@@ -173,8 +180,22 @@ def create_app(
         return _Json(created, status_code=201)
 
     async def healthz(request: Request) -> Response:
-        reachable = await services().store.ping()
-        return _Json({"ok": reachable, "redis": reachable}, status_code=200 if reachable else 503)
+        live = services()
+        reachable = await live.store.ping()
+        registry = live.registry
+        ok = reachable and not registry.draining
+        return _Json(
+            {
+                "ok": ok,
+                "redis": reachable,
+                "process": registry.proc,
+                "pid": os.getpid(),
+                "draining": registry.draining,
+                "tables_owned": len(registry.owned),
+                "sockets_forwarded": registry.forwarded,
+            },
+            status_code=200 if ok else 503,
+        )
 
     async def usage(request: Request) -> Response:
         return _Json(USAGE.snapshot(tables=len(services().registry)))
@@ -277,6 +298,9 @@ async def _read_join(websocket: WebSocket, max_bytes: int) -> JoinMsg | None:
 
 async def _serve_socket(websocket: WebSocket, services: _Services, settings: Settings) -> None:
     await websocket.accept()
+    if services.registry.draining:
+        await _close(websocket, 1012, "server restarting, reconnect")
+        return
     join = await _read_join(websocket, settings.max_frame_bytes)
     if join is None:
         return
@@ -317,7 +341,7 @@ async def _serve_socket(websocket: WebSocket, services: _Services, settings: Set
         await _close(websocket, conn.close_code, conn.close_reason)
 
 
-async def _attach(registry: Registry, table_id: str, conn: Connection) -> Room | None:
+async def _attach(registry: Registry, table_id: str, conn: Connection) -> Room | Forwarder | None:
     # A room may close between lookup and attach (idle, storage failure); then load it anew.
     for _ in range(3):
         try:
@@ -338,7 +362,9 @@ async def _attach(registry: Registry, table_id: str, conn: Connection) -> Room |
     return None
 
 
-async def _read_loop(websocket: WebSocket, room: Room, conn: Connection, max_bytes: int) -> None:
+async def _read_loop(
+    websocket: WebSocket, room: Room | Forwarder, conn: Connection, max_bytes: int
+) -> None:
     while True:
         frame = await _receive_frame(websocket)
         if frame is None:
@@ -346,5 +372,8 @@ async def _read_loop(websocket: WebSocket, room: Room, conn: Connection, max_byt
         inbound = presenter.read(frame, max_bytes, seat=conn.seat, version=room.version)
         if isinstance(inbound, presenter.Answer):
             conn.push_frame(inbound.frame)
+        elif isinstance(room, Forwarder):
+            # Another process owns the table: it reads the very same frame again.
+            room.forward(conn, frame)
         else:
             room.submit(conn, inbound.version, inbound.request)

@@ -2,9 +2,10 @@
 
 ``paodekuai serve`` starts the embedded Redis unless a Redis URL is given, then
 runs uvicorn on ``server.app.create_app(settings, redis_url)``.  SIGINT and
-SIGTERM both mean "shut down cleanly": uvicorn drains its connections first,
-then the embedded Redis gets its SHUTDOWN (so the AOF is flushed), and the
-exit status is 0.
+SIGTERM both mean "shut down cleanly": the server stops listening, hands its
+tables over (every lease released, so other processes take them at once),
+uvicorn drains its connections, then the embedded Redis gets its SHUTDOWN (so
+the AOF is flushed), and the exit status is 0.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from types import FrameType
 from urllib.parse import urlsplit, urlunsplit
@@ -130,14 +131,28 @@ def redact_url(url: str) -> str:
 class _Server(uvicorn.Server):
     """uvicorn's server, announcing the URL only once the socket is really listening."""
 
-    def __init__(self, config: uvicorn.Config, on_started: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        on_started: Callable[[], None],
+        on_stopping: Callable[[], Awaitable[None]],
+    ) -> None:
         super().__init__(config)
         self._on_started = on_started
+        self._on_stopping = on_stopping
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
         if self.started:
             self._on_started()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # Hand the tables over before the sockets close: stop listening (reconnects go
+        # to the other processes), release every lease, then let uvicorn drain.
+        for server in self.servers:
+            server.close()
+        await self._on_stopping()
+        await super().shutdown(sockets)
 
 
 def _raise_shutdown(signum: int, frame: FrameType | None) -> None:
@@ -171,7 +186,12 @@ def serve(settings: Settings) -> int:
         def announce() -> None:
             print(f"Pao De Kuai is ready: open {url}", flush=True)
 
-        _Server(config, announce).run()
+        async def hand_over() -> None:
+            registry = getattr(app.state, "registry", None)
+            if registry is not None:
+                await registry.drain()
+
+        _Server(config, announce, hand_over).run()
         return 0
     except EmbeddedRedisError as exc:
         log.error("cannot start the embedded Redis [%s]: %s", exc.reason.value, exc.message)

@@ -55,6 +55,10 @@ MAX_BOT_SPEED_MS = 5000
 _REDIS_SCHEMES = ("redis", "rediss", "unix")
 _MIN_TTL_SECONDS = 60
 _MAX_FRAME_BYTES = 16 * 1024 * 1024
+# Below half a second a busy event loop could miss renewals; above a minute
+# players wait too long after a crash.
+_MIN_LEASE_SECONDS = 0.5
+_MAX_LEASE_SECONDS = 60.0
 
 
 class ConfigReason(StrEnum):
@@ -89,6 +93,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     - ``max_frame_bytes``: larger WebSocket frames from a client are refused.
     - ``outgoing_queue_size``: messages buffered per socket before a slow
       client is dropped (close code 4408).
+    - ``lease_seconds``: how long a table's ownership outlives its owner's last
+      renewal, so the longest its players wait for another process after the
+      owner died (see docs/operations.md).
 
     The rest bound what one client can make the server hold (docs/operations.md,
     "Limits"): connections in total and per client address, seconds to send a
@@ -104,6 +111,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     table_ttl_seconds: int = 7 * 24 * 3600
     max_frame_bytes: int = 16 * 1024
     outgoing_queue_size: int = 64
+    lease_seconds: float = 3.0
     log_level: LogLevel = "info"
     client_dir: Path = DEFAULT_CLIENT_DIR
     log_format: LogFormat = "text"
@@ -149,6 +157,13 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
                 ConfigReason.BAD_VALUE,
                 "outgoing_queue_size",
                 f"outgoing queue size must be 1..100000, not {self.outgoing_queue_size}",
+            )
+        if not _MIN_LEASE_SECONDS <= self.lease_seconds <= _MAX_LEASE_SECONDS:
+            raise ConfigError(
+                ConfigReason.BAD_VALUE,
+                "lease_seconds",
+                f"lease must be {_MIN_LEASE_SECONDS}..{_MAX_LEASE_SECONDS} seconds, "
+                f"not {self.lease_seconds}",
             )
         if self.log_level not in LOG_LEVELS:
             raise ConfigError(
@@ -267,6 +282,20 @@ def _parse_int(text: str) -> int:
         raise ValueError(f"{text!r} is not a whole number") from None
 
 
+def _parse_seconds(text: str) -> float:
+    """Seconds in ``"3"``, ``"2.5"``, ``"2.5s"`` or ``"1500ms"``."""
+    clean = text.strip().lower()
+    scale = 1.0
+    if clean.endswith("ms"):
+        clean, scale = clean[:-2], 0.001
+    elif clean.endswith("s"):
+        clean = clean[:-1]
+    try:
+        return float(clean) * scale
+    except ValueError:
+        raise ValueError(f"{text!r} is not a duration such as 3, 2.5s or 1500ms") from None
+
+
 def _parse_text(text: str) -> str:
     return text.strip()
 
@@ -321,6 +350,9 @@ OPTIONS: tuple[Option, ...] = (
            _parse_int, "largest WebSocket frame accepted from a client"),
     Option("outgoing_queue_size", "--outgoing-queue-size", "PAODEKUAI_OUTGOING_QUEUE_SIZE", "N",
            _parse_int, "messages queued per socket before a slow client is dropped"),
+    Option("lease_seconds", "--lease-ttl", "PAODEKUAI_LEASE_TTL", "SECONDS", _parse_seconds,
+           "a table's owner lease (3, 2.5s, 1500ms): the longest its players wait "
+           "for another process after the owner died"),
     Option("log_level", "--log-level", "PAODEKUAI_LOG_LEVEL", "LEVEL", _parse_word,
            f"one of {', '.join(LOG_LEVELS)}"),
     Option("client_dir", "--client-dir", "PAODEKUAI_CLIENT_DIR", "DIR", _parse_path,

@@ -7,7 +7,8 @@
 - ``server_process`` (function, factory): the whole server as a subprocess
   (``python -m server serve``), by default on the test's ``redis_url``.
   Calling it starts a server and waits for ``/healthz``; the returned
-  ``ServerProcess`` can be ``kill()``-ed (SIGKILL by default) and ``start()``-ed
+  ``ServerProcess`` can be ``kill()``-ed (SIGKILL by default), sent a ``signal()``
+  (SIGSTOP, SIGCONT) and ``start()``-ed
   again on the same port and the same Redis.  Every process is stopped at the
   end of the test.
 """
@@ -159,6 +160,12 @@ class ServerProcess:
             status = proc.wait()
         self._close_log()
         return status
+
+    def signal(self, sig: int) -> None:
+        """Send ``sig`` without waiting (SIGSTOP / SIGCONT to stall and resume it)."""
+        if self._proc is None or self._proc.poll() is not None:
+            raise RuntimeError(f"server on port {self.port} is not running")
+        self._proc.send_signal(sig)
 
     def stop(self) -> int:
         """Graceful stop (SIGTERM), as an operator or systemd would; returns the exit status."""

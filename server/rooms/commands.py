@@ -20,6 +20,7 @@ __all__ = [
     "Detach",
     "Idle",
     "Request",
+    "Resync",
     "Stop",
     "Submit",
 ]
@@ -68,6 +69,13 @@ class BotMove:
 
 
 @dataclass(frozen=True, slots=True)
+class Resync:
+    """Send ``listener`` its full state again (it may have missed frames)."""
+
+    listener: Listener
+
+
+@dataclass(frozen=True, slots=True)
 class Idle:
     """The idle timer fired: close the room if nobody is connected."""
 
@@ -79,4 +87,4 @@ class Stop:
     why: Closing
 
 
-Command = Attach | Detach | Submit | BotMove | Idle | Stop
+Command = Attach | Detach | Submit | BotMove | Resync | Idle | Stop

@@ -24,10 +24,21 @@ from server.bots import BotAction
 from server.engine import EngineError, Event, NextDeal, Pass, Play, SeatView
 from server.usage import USAGE
 
-from .commands import AskHint, Attach, BotMove, Command, Detach, Idle, Request, Stop, Submit
+from .commands import (
+    AskHint,
+    Attach,
+    BotMove,
+    Command,
+    Detach,
+    Idle,
+    Request,
+    Resync,
+    Stop,
+    Submit,
+)
 from .log import BotSpeed, LogEntry, NewMatch, TableMeta, TableState, bot_seed, match_seed
 from .seats import BotSeat, Listener
-from .store import StoreError, TableStore
+from .store import Lease, StoreError, TableStore
 from .updates import (
     Closing,
     HintAnswer,
@@ -55,6 +66,7 @@ class Room:
         meta: TableMeta,
         table: TableState,
         store: TableStore,
+        lease: Lease,
         *,
         idle_seconds: float,
         on_closed: Callable[[Room], None],
@@ -66,6 +78,9 @@ class Room:
         self._bot_speed_ms = table.bot_speed_ms
         self._version = table.version
         self._store = store
+        # Every write goes through this lease: once another process has taken the
+        # table, the store refuses it (LeaseLost) and the room closes.
+        self.lease = lease
         self._idle_seconds = idle_seconds
         self._on_closed = on_closed
         self._inbox: asyncio.Queue[Command] = asyncio.Queue()
@@ -114,6 +129,11 @@ class Room:
         """Unseat ``listener`` (its socket has gone); other seats hear if its seat empties."""
         if not self.closed:
             self._inbox.put_nowait(Detach(listener))
+
+    def resync(self, listener: Listener) -> None:
+        """Send ``listener`` its full state again (a forwarded socket that missed frames)."""
+        if not self.closed:
+            self._inbox.put_nowait(Resync(listener))
 
     def submit(self, listener: Listener, version: int, request: Request) -> None:
         """Queue ``request`` from ``listener``'s seat, made against table ``version``.
@@ -191,6 +211,12 @@ class Room:
             await self._submit(command)
         elif isinstance(command, BotMove):
             await self._bot_move(command)
+        elif isinstance(command, Resync):
+            self._resync(command.listener)
+
+    def _resync(self, listener: Listener) -> None:
+        if listener in self._humans.get(listener.seat, []):
+            listener.push(self._state_update(listener.seat, self._snapshot(), []))
 
     def _attach(self, command: Attach) -> None:
         listener = command.listener
@@ -269,7 +295,7 @@ class Room:
                 self.meta.rules, match_seed(self.meta.seed, self._match_no + 1), self.meta.deals
             )
         # The write comes first: a seat never hears of an action Redis does not hold.
-        self._version = await self._store.append(self.id, self._version, entry)
+        self._version = await self._store.append(self.lease, self._version, entry)
         USAGE.action_accepted()
         if new_state is not None:
             self._state = new_state

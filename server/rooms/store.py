@@ -1,21 +1,36 @@
-"""Tables in Redis: one meta key and one log list per table.
+"""Tables in Redis: a meta key, a log list and an ownership lease per table.
 
-Keys (the ``{id}`` hash tag keeps a table's keys in one cluster slot):
-``pdk:{id}:meta`` holds the JSON ``TableMeta``; ``pdk:{id}:log`` is the list of
-JSON log entries, and its length is the table's version.  An append runs as one
-Lua script that checks the expected version first, so two server processes can
-never fork a table: the loser gets ``VersionConflict`` and nothing is written.
-The same script replaces the meta (seat state, turn clock) with the entry that
-changed it, or alone, under the same version check.
+Keys (the ``{id}`` hash tag puts every key of a table in one cluster slot, so
+each script below touches one slot and the store runs on Redis Cluster):
+
+- ``pdk:{id}:meta``: the JSON ``TableMeta``.
+- ``pdk:{id}:log``: the JSON log entries; its length is the table's version.
+- ``pdk:{id}:fence``: the fencing number, a counter that only grows.  Every
+  acquisition of the table takes the next number.
+- ``pdk:{id}:lease``: ``"<fence> <owner>"`` with a short expiry: while it
+  exists no other process may take the table.
+
+Ownership is the fencing number, not the lease: a process holds a table while
+``fence`` still equals the number it got.  The lease key only says how long
+others must wait before taking over (which bumps ``fence``).  Every write of a
+table is a script built by ``fenced_script`` whose first check is the fencing
+number, so a former owner that was paused, cut off or slow can never write
+once another process took the table: it gets ``LeaseLost`` and nothing is
+written.  The same script checks the version (and may replace the meta, seat
+state and turn clock, with the entry that changed it), so even two writers
+holding the same number could never fork a table.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 import msgspec
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 
 from server import metrics
 
@@ -23,36 +38,80 @@ from .log import LogEntry, TableMeta
 
 __all__ = [
     "TABLE_INDEX_KEY",
+    "Holder",
+    "Lease",
+    "LeaseLost",
+    "Redis",
     "StoreError",
     "TableGone",
     "TableStore",
     "TooManyTables",
     "VersionConflict",
+    "fenced_script",
 ]
 
-# KEYS: meta, log.  ARGV: expected version, entry JSON ("" for none), ttl seconds,
-# and optionally the new meta JSON.  Entry and meta land together or not at all.
-# Returns the new version, -1 when the table is gone, or -2 - stored version on conflict.
-_APPEND = """
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  return -1
+Redis: TypeAlias = aioredis.Redis | RedisCluster
+
+# Script results below 0 that mean the same thing in every script.
+_GONE = -1
+_FENCED = -3
+
+# Prefix of every script that writes a table.  KEYS[1] is the fence key and
+# ARGV[1] the writer's fencing number; the script's own keys and arguments
+# follow.  Lua compares strings, so the number travels in its decimal form.
+_FENCE_CHECK = f"""
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return {_FENCED}
 end
-local n = redis.call('LLEN', KEYS[2])
-if n ~= tonumber(ARGV[1]) then
-  return -2 - n
-end
-if ARGV[2] ~= '' then
-  redis.call('RPUSH', KEYS[2], ARGV[2])
-  n = n + 1
-end
-if ARGV[4] then
-  redis.call('SET', KEYS[1], ARGV[4])
-end
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-redis.call('EXPIRE', KEYS[2], ARGV[3])
-return n
 """
 
+
+def fenced_script(body: str) -> str:
+    """A table-writing script that runs ``body`` only for the holder of the fence.
+
+    ``body`` sees the fence key as ``KEYS[1]`` and the fencing number as
+    ``ARGV[1]``; its own keys start at ``KEYS[2]``, arguments at ``ARGV[2]``.
+    It must return a number >= 0 or -1 (table gone); -3 means fenced out.
+    """
+    return _FENCE_CHECK + body
+
+
+# KEYS: fence, meta, log.  ARGV: fence, expected version, entry JSON ("" for none),
+# ttl seconds, and optionally the new meta JSON.  Entry and meta land together or
+# not at all.  Returns the new version, -1 when the table is gone, -3 when fenced
+# out, or -4 - stored version on a version conflict.
+_WRITE = fenced_script("""
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  return -1
+end
+local n = redis.call('LLEN', KEYS[3])
+if n ~= tonumber(ARGV[2]) then
+  return -4 - n
+end
+if ARGV[3] ~= '' then
+  redis.call('RPUSH', KEYS[3], ARGV[3])
+  n = n + 1
+end
+if ARGV[5] then
+  redis.call('SET', KEYS[2], ARGV[5])
+end
+for i = 1, 3 do
+  redis.call('EXPIRE', KEYS[i], ARGV[4])
+end
+return n
+""")
+
+# KEYS: fence, lease.  ARGV: fence, owner, lease ms.  1, or -3 when fenced out.
+_RENEW = fenced_script("""
+redis.call('SET', KEYS[2], ARGV[1] .. ' ' .. ARGV[2], 'PX', ARGV[3])
+return 1
+""")
+
+# KEYS: fence, lease.  ARGV: fence.  1, or -3 when fenced out.
+_RELEASE = fenced_script("""
+redis.call('DEL', KEYS[2])
+return 1
+""")
 
 # KEYS: the table index.  ARGV: now, expiry, cap, table id.
 # Drops expired entries, then adds this table unless ``cap`` are already stored.
@@ -70,6 +129,40 @@ return 1
 # untouched: the count behind ``max_tables``.
 TABLE_INDEX_KEY = "pdk:tables"
 
+# KEYS: meta, lease, fence.  ARGV: owner, lease ms, ttl seconds.
+# {fence, ''} when taken, {0, holder} when another lease is live, {-1, ''} when gone.
+# A live lease of the same owner is taken again with a new number: its old room
+# is on its way out, and the new number fences whatever it still tries.
+_ACQUIRE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return {-1, ''}
+end
+local holder = redis.call('GET', KEYS[2])
+if holder then
+  local space = string.find(holder, ' ', 1, true)
+  if space == nil or string.sub(holder, space + 1) ~= ARGV[1] then
+    return {0, holder}
+  end
+end
+local fence = redis.call('INCR', KEYS[3])
+redis.call('EXPIRE', KEYS[3], ARGV[3])
+redis.call('SET', KEYS[2], fence .. ' ' .. ARGV[1], 'PX', ARGV[2])
+return {fence, ''}
+"""
+
+# KEYS: meta, log, fence.  ARGV: ttl seconds.  {} when gone, else {meta, {entries}};
+# loading counts as activity, so every key's expiry is refreshed.
+_LOAD = """
+local meta = redis.call('GET', KEYS[1])
+if not meta then
+  return {}
+end
+for i = 1, 3 do
+  redis.call('EXPIRE', KEYS[i], ARGV[1])
+end
+return {meta, redis.call('LRANGE', KEYS[2], 0, -1)}
+"""
+
 
 class StoreError(Exception):
     """The table could not be written as asked."""
@@ -83,6 +176,14 @@ class TableGone(StoreError):
     """The table's keys expired or never existed."""
 
 
+class LeaseLost(StoreError):
+    """Another process took the table over: this writer's fencing number is stale."""
+
+    def __init__(self, lease: Lease) -> None:
+        super().__init__(f"table {lease.table_id}: fencing number {lease.fence} is no longer held")
+        self.lease = lease
+
+
 class VersionConflict(StoreError):
     """Redis holds another version than the writer expected (another writer moved on)."""
 
@@ -92,12 +193,31 @@ class VersionConflict(StoreError):
         self.stored = stored
 
 
-def _meta_key(table_id: str) -> str:
-    return f"pdk:{{{table_id}}}:meta"
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """The right of ``owner`` to write ``table_id``, as long as ``fence`` is current."""
+
+    table_id: str
+    owner: str
+    fence: int
 
 
-def _log_key(table_id: str) -> str:
-    return f"pdk:{{{table_id}}}:log"
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """Who holds a table's lease right now."""
+
+    owner: str
+    fence: int
+
+
+def _key(table_id: str, role: str) -> str:
+    return f"pdk:{{{table_id}}}:{role}"
+
+
+def _parse_holder(raw: bytes | str) -> Holder | None:
+    text = raw.decode() if isinstance(raw, bytes) else raw
+    fence, _, owner = text.partition(" ")
+    return Holder(owner, int(fence)) if fence.isdigit() and owner else None
 
 
 _meta_decoder = msgspec.json.Decoder(TableMeta)
@@ -106,21 +226,25 @@ _encoder = msgspec.json.Encoder()
 
 
 class TableStore:
-    """A table's meta and log in Redis; every write is checked against the version."""
-
-    def __init__(self, redis: aioredis.Redis, ttl_seconds: int) -> None:
+    def __init__(self, redis: Redis, ttl_seconds: int) -> None:
         self._redis = redis
         self._ttl = ttl_seconds
-        self._append = redis.register_script(_APPEND)
+        self._write_script = redis.register_script(_WRITE)
+        self._acquire = redis.register_script(_ACQUIRE)
+        self._renew = redis.register_script(_RENEW)
+        self._release = redis.register_script(_RELEASE)
+        self._load = redis.register_script(_LOAD)
         self._reserve = redis.register_script(_RESERVE)
 
     @property
     def ttl_seconds(self) -> int:
-        """How long an untouched table stays in Redis."""
         return self._ttl
 
+    @property
+    def redis(self) -> Redis:
+        return self._redis
+
     async def ping(self) -> bool:
-        """Whether Redis answers (never raises)."""
         try:
             return bool(await self._redis.ping())
         except (aioredis.RedisError, OSError):
@@ -140,7 +264,7 @@ class TableStore:
             if not int(await self._reserve(keys=keys, args=args)):
                 raise TooManyTables(f"the server already holds {max_tables} tables")
         created = await self._redis.set(
-            _meta_key(meta.id), _encoder.encode(meta), ex=self._ttl, nx=True
+            _key(meta.id, "meta"), _encoder.encode(meta), ex=self._ttl, nx=True
         )
         if not created:
             if max_tables is not None:
@@ -148,45 +272,79 @@ class TableStore:
             raise StoreError(f"table {meta.id} already exists")
 
     async def load_meta(self, table_id: str) -> TableMeta | None:
-        """The table's meta alone (None if Redis has no such table)."""
-        raw = await self._redis.get(_meta_key(table_id))
+        raw = await self._redis.get(_key(table_id, "meta"))
         return None if raw is None else _meta_decoder.decode(raw)
 
     async def load(self, table_id: str) -> tuple[TableMeta, list[LogEntry]] | None:
-        """Meta and whole log in one transaction; loading counts as activity (TTL refreshed)."""
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.get(_meta_key(table_id))
-            pipe.lrange(_log_key(table_id), 0, -1)
-            pipe.expire(_meta_key(table_id), self._ttl)
-            pipe.expire(_log_key(table_id), self._ttl)
-            with metrics.redis_timed("load"):
-                raw_meta, raw_log, *_ = await pipe.execute()
-        if raw_meta is None:
+        """Meta and whole log in one script; loading counts as activity (TTL refreshed)."""
+        keys = [_key(table_id, role) for role in ("meta", "log", "fence")]
+        with metrics.redis_timed("load"):
+            found = await self._load(keys=keys, args=[self._ttl])
+        if not found:
             return None
+        raw_meta, raw_log = found
         return _meta_decoder.decode(raw_meta), [_entry_decoder.decode(r) for r in raw_log]
 
-    async def append(
-        self, table_id: str, expected_version: int, entry: LogEntry, meta: TableMeta | None = None
-    ) -> int:
-        """Append ``entry`` (and replace the meta, if given) if the stored version is
-        ``expected_version``; the new version."""
-        return await self._write(table_id, expected_version, _encoder.encode(entry), meta)
+    # --- ownership ---------------------------------------------------------------
 
-    async def save_meta(self, table_id: str, expected_version: int, meta: TableMeta) -> None:
-        """Replace the meta if the stored version is ``expected_version`` (no new entry)."""
-        await self._write(table_id, expected_version, b"", meta)
+    async def acquire(self, table_id: str, owner: str, lease_ms: int) -> Lease | Holder | None:
+        """Take the table for ``owner`` with the next fencing number (a ``Lease``), or
+        the ``Holder`` whose lease is still live, or None when the table is gone."""
+        keys = [_key(table_id, role) for role in ("meta", "lease", "fence")]
+        fence, holder = await self._acquire(keys=keys, args=[owner, lease_ms, self._ttl])
+        fence = int(fence)
+        if fence < 0:
+            return None
+        if fence == 0:
+            return _parse_holder(holder) or Holder("?", 0)
+        return Lease(table_id, owner, fence)
+
+    async def renew(self, lease: Lease, lease_ms: int) -> None:
+        """Extend ``lease`` by ``lease_ms``; ``LeaseLost`` when another process took it."""
+        await self._fenced(self._renew, lease, ["lease"], [lease.owner, lease_ms])
+
+    async def release(self, lease: Lease) -> None:
+        """Let others take the table at once (no-op when the number is no longer ours)."""
+        with contextlib.suppress(LeaseLost):
+            await self._fenced(self._release, lease, ["lease"], [])
+
+    async def holder(self, table_id: str) -> Holder | None:
+        """The live lease's holder, None when nobody holds the table."""
+        raw = await self._redis.get(_key(table_id, "lease"))
+        return None if raw is None else _parse_holder(raw)
+
+    # --- writes (all fenced) -------------------------------------------------------
+
+    async def append(
+        self, lease: Lease, expected_version: int, entry: LogEntry, meta: TableMeta | None = None
+    ) -> int:
+        """Append ``entry`` (and replace the meta, if given) if ``lease`` is current and
+        the stored version is ``expected_version``; the new version."""
+        return await self._write(lease, expected_version, _encoder.encode(entry), meta)
+
+    async def save_meta(self, lease: Lease, expected_version: int, meta: TableMeta) -> None:
+        """Replace the meta if ``lease`` is current and the stored version is
+        ``expected_version`` (no new entry)."""
+        await self._write(lease, expected_version, b"", meta)
 
     async def _write(
-        self, table_id: str, expected_version: int, entry: bytes, meta: TableMeta | None
+        self, lease: Lease, expected_version: int, entry: bytes, meta: TableMeta | None
     ) -> int:
-        keys: list[Any] = [_meta_key(table_id), _log_key(table_id)]
         args: list[Any] = [expected_version, entry, self._ttl]
         if meta is not None:
             args.append(_encoder.encode(meta))
         with metrics.redis_timed("append"):
-            result = int(await self._append(keys=keys, args=args))
-        if result == -1:
-            raise TableGone(f"table {table_id} has expired")
-        if result < -1:
-            raise VersionConflict(expected_version, -2 - result)
+            result = await self._fenced(self._write_script, lease, ["meta", "log"], args)
+        if result < -3:
+            raise VersionConflict(expected_version, -4 - result)
+        return result
+
+    async def _fenced(self, script: Any, lease: Lease, roles: list[str], args: list[Any]) -> int:
+        """Run a ``fenced_script`` for ``lease``; raises ``LeaseLost`` / ``TableGone``."""
+        keys = [_key(lease.table_id, "fence")] + [_key(lease.table_id, r) for r in roles]
+        result = int(await script(keys=keys, args=[lease.fence, *args]))
+        if result == _FENCED:
+            raise LeaseLost(lease)
+        if result == _GONE:
+            raise TableGone(f"table {lease.table_id} has expired")
         return result

@@ -10,10 +10,10 @@ import msgspec
 from server import engine
 from server.connection import Connection
 from server.rooms.log import LogEntry, TableMeta
-from server.rooms.store import TableStore
+from server.rooms.store import Lease, TableStore
 from server.rooms.tables import CreatedSeat, CreateTableRequest, build_table
 
-__all__ = ["GUARD_SECONDS", "Socket", "log_of", "new_table", "seed_where_leader_is"]
+__all__ = ["GUARD_SECONDS", "Socket", "lease_of", "log_of", "new_table", "seed_where_leader_is"]
 
 # Long enough for anything that is not hung: a guard, never a speed check.
 GUARD_SECONDS = 20.0
@@ -37,6 +37,13 @@ async def log_of(store: TableStore, table_id: str) -> list[LogEntry]:
     loaded = await store.load(table_id)
     assert loaded is not None
     return loaded[1]
+
+
+async def lease_of(store: TableStore, table_id: str, owner: str = "test-writer") -> Lease:
+    """Take ``table_id`` for ``owner`` (a minute's lease), as a server process would."""
+    lease = await store.acquire(table_id, owner, 60_000)
+    assert isinstance(lease, Lease), lease
+    return lease
 
 
 class Socket:

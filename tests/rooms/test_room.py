@@ -8,14 +8,15 @@ from typing import Any
 
 import msgspec
 import pytest
-from room_helpers import GUARD_SECONDS, Socket, log_of, new_table, seed_where_leader_is
+import redis.asyncio as aioredis
+from room_helpers import GUARD_SECONDS, Socket, lease_of, log_of, new_table, seed_where_leader_is
 
 from server import engine
 from server.engine import NextDeal, Pass, Play
 from server.protocol import CloseCode
 from server.rooms.commands import AskHint, BotMove, Command
 from server.rooms.log import BotSpeed, NewMatch, rebuild
-from server.rooms.registry import Registry
+from server.rooms.registry import Registry, TableBusy
 from server.rooms.room import Room
 from server.rooms.store import TableStore
 
@@ -93,7 +94,9 @@ async def test_a_room_loaded_from_redis_resumes_with_the_bot_whose_turn_it_is(
     meta, _ = await new_table(store, seed=seed_where_leader_is(0), bot_speed_ms=0)
     state = rebuild(meta, []).match
     first = Play(seat=0, cards=["3S"])
-    await store.append(meta.id, 0, first)
+    elsewhere = await lease_of(store, meta.id, "a-process-that-stopped")
+    await store.append(elsewhere, 0, first)
+    await store.release(elsewhere)
     assert rebuild(meta, [first]).match.deal.turn == 1 != state.deal.turn
     # Loading the room is enough for the bot to move on; the socket only watches.
     room = await open_room(registry, meta.id)
@@ -269,28 +272,36 @@ async def test_new_match_after_a_one_deal_match_deals_fresh_cards(
     assert view(frame)["hand"] != first
 
 
-async def test_two_processes_on_one_table_cannot_fork_it(store: TableStore) -> None:
+async def test_a_second_process_cannot_run_a_table_another_one_owns(store: TableStore) -> None:
     meta, _ = await new_table(store, seed=seed_where_leader_is(0), humans=3, bots=[])
     first, second = Registry(store), Registry(store)
     try:
-        room_a, room_b = await open_room(first, meta.id), await open_room(second, meta.id)
-        sock_a, sock_b = await seated(room_a, 0), await seated(room_b, 0)
-        hints = view(await sock_a.next("state"))["hints"]
-        await sock_b.next("state")
-        room_a.submit(sock_a.conn, 0, Play(seat=0, cards=hints[0]))
-        assert (await sock_a.next("state"))["version"] == 1
-        # B still believes version 0: the engine accepts, Redis refuses, B's room closes.
-        room_b.submit(sock_b.conn, 0, Play(seat=0, cards=hints[-1]))
-        await asyncio.wait_for(room_b.wait_closed(), GUARD_SECONDS)
-        assert sock_b.conn.close_code == CloseCode.TABLE_UNAVAILABLE
-        assert sock_b.frames.empty()
-        assert await log_of(store, meta.id) == [Play(seat=0, cards=hints[0])]
-        reloaded = await open_room(second, meta.id)
-        assert reloaded is not room_b
-        assert reloaded.version == 1
+        await open_room(first, meta.id)
+        with pytest.raises(TableBusy):
+            await second.room(meta.id)
     finally:
         await first.close()
         await second.close()
+
+
+async def test_an_owner_whose_lease_was_taken_over_writes_nothing_and_closes(
+    store: TableStore, registry: Registry, redis_client: aioredis.Redis
+) -> None:
+    meta, _ = await new_table(store, seed=seed_where_leader_is(0), humans=3, bots=[])
+    room = await open_room(registry, meta.id)
+    sock = await seated(room, 0)
+    hints = view(await sock.next("state"))["hints"]
+    # As if this process had stalled past its lease: it expires, another one takes over.
+    await redis_client.delete(f"pdk:{{{meta.id}}}:lease")
+    successor = await lease_of(store, meta.id, "successor")
+    assert successor.fence == room.lease.fence + 1
+    room.submit(sock.conn, 0, Play(seat=0, cards=hints[0]))
+    await asyncio.wait_for(room.wait_closed(), GUARD_SECONDS)
+    assert sock.conn.close_code == CloseCode.TABLE_UNAVAILABLE
+    assert sock.frames.empty()
+    assert await log_of(store, meta.id) == []
+    # The successor's writes go through.
+    assert await store.append(successor, 0, Play(seat=0, cards=hints[0])) == 1
 
 
 async def test_an_idle_room_is_dropped_and_the_next_socket_reloads_it(store: TableStore) -> None:

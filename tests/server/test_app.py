@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import socket
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -183,7 +184,11 @@ async def log_of(store: TableStore, table: str) -> list[LogEntry]:
 
 async def test_healthz_reports_redis_reachable(http: httpx.AsyncClient) -> None:
     answer = await http.get("/healthz")
-    assert (answer.status_code, answer.json()) == (200, {"ok": True, "redis": True})
+    body = answer.json()
+    assert answer.status_code == 200
+    assert body == body | {"ok": True, "redis": True, "pid": os.getpid(), "draining": False}
+    assert (body["tables_owned"], body["sockets_forwarded"]) == (0, 0)
+    assert body["process"].split("-")[-2] == str(os.getpid())
 
 
 async def test_healthz_is_503_when_redis_is_unreachable(tmp_path: Path, client_dir: Path) -> None:
@@ -192,7 +197,8 @@ async def test_healthz_is_503_when_redis_is_unreachable(tmp_path: Path, client_d
         async with httpx.AsyncClient(base_url=server.url) as http:
             health = await http.get("/healthz")
             create = await http.post("/api/tables", json={})
-    assert (health.status_code, health.json()) == (503, {"ok": False, "redis": False})
+    assert health.status_code == 503
+    assert health.json() | {"ok": False, "redis": False} == health.json()
     assert create.status_code == 503
     assert create.json()["error"]["code"] == "storage_unavailable"
 

@@ -1,0 +1,330 @@
+"""Sockets of tables another process owns: forwarded through the ``Bus``.
+
+On the owner, a socket of another process is a ``RemoteConnection``: to the
+room it is one more listener of a seat (its own view only, the same bounded
+queue, frames made by the same presenter), whose writer publishes each frame
+to that process instead of writing a socket.  Its client frames arrive
+verbatim and go through ``presenter.read`` on the owner too.
+
+On the other process, a ``Forwarder`` holds its sockets of the table.  It
+watches the table's lease: when the owner changes it attaches every socket to
+the new one (each gets a full state, as after a reconnect), and when nobody
+holds the table it takes the table itself and hands its sockets to the new
+local room without closing them.  Frames from an owner whose fencing number is
+not the current one are dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+
+import msgspec
+from redis.exceptions import RedisError
+
+from server import presenter
+from server.connection import Connection
+from server.engine import EngineError
+from server.protocol import CloseCode
+
+from .bus import Bus, ToOwner, ToProcess
+from .room import Room, RoomClosed
+from .store import Holder, StoreError, TableStore
+from .updates import Closing
+
+__all__ = ["Forwarder", "RemoteConnection", "background"]
+
+log = logging.getLogger(__name__)
+
+# Messages a forwarder queues for the owner before it refuses more (per table).
+OUTBOX_SIZE = 256
+
+_tasks: set[asyncio.Task[None]] = set()
+
+
+def background(coro: Awaitable[None], name: str) -> None:
+    """Run ``coro`` without awaiting it, keeping a reference until it ends."""
+
+    async def run() -> None:
+        with contextlib.suppress(RedisError, OSError):
+            await coro
+
+    task = asyncio.create_task(run(), name=name)
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+
+
+class RemoteConnection(Connection):
+    """A seat socket held by process ``proc``, as the owning room sees it."""
+
+    def __init__(
+        self, bus: Bus, table_id: str, fence: int, proc: str, conn_id: int, seat: int, queue: int
+    ) -> None:
+        super().__init__(seat, self._forward, queue)
+        self._bus = bus
+        self._table_id = table_id
+        self._fence = fence
+        self.proc = proc
+        self.conn_id = conn_id
+        self.last_seen = asyncio.get_running_loop().time()
+
+    def _message(self, **fields: object) -> ToProcess:
+        return msgspec.convert(
+            {"table": self._table_id, "fence": self._fence, "conn": self.conn_id, **fields},
+            ToProcess,
+        )
+
+    async def _forward(self, frame: str) -> None:
+        await self._bus.to_process(self.proc, self._message(frame=frame))
+
+    def shut(self, code: int, reason: str) -> None:
+        if self.close_code is None:
+            message = self._message(close=code, reason=reason)
+            background(self._bus.to_process(self.proc, message), f"close-{self.conn_id}")
+        super().shut(code, reason)
+
+    def drop(self) -> None:
+        """End it without telling the other process (which asked for it)."""
+        if self.close_code is None:
+            super().shut(1000, "detached")
+
+
+class _Versioned(msgspec.Struct):
+    version: int | None = None
+
+
+_versioned = msgspec.json.Decoder(_Versioned)
+_ids = itertools.count(1)
+
+Claim = Callable[[str], Awaitable[Room | Holder | None]]
+
+
+class Forwarder:
+    """This process's sockets of one table that another process owns."""
+
+    def __init__(
+        self,
+        table_id: str,
+        *,
+        bus: Bus,
+        store: TableStore,
+        claim: Claim,
+        local: Callable[[str], Room | None],
+        poll_seconds: float,
+        alive_every: int,
+        max_frame_bytes: int,
+        on_closed: Callable[[Forwarder], None],
+    ) -> None:
+        self.id = table_id
+        self._bus = bus
+        self._store = store
+        self._claim = claim
+        self._local = local
+        self._poll = poll_seconds
+        self._alive_every = alive_every
+        self._max_frame_bytes = max_frame_bytes
+        self._on_closed = on_closed
+        self._conns: dict[int, Connection] = {}
+        self._ids: dict[int, int] = {}  # id(Connection) -> conn id
+        self._seen: dict[int, int] = {}  # conn id -> last version it was sent
+        self._fence: int | None = None
+        self._room: Room | None = None
+        self._version = 0
+        # Client frames that arrived while no owner was known, in order.
+        self._held: list[tuple[Connection, str]] = []
+        # None ends the sender once everything before it went out.
+        self._outbox: asyncio.Queue[ToOwner | None] = asyncio.Queue()
+        self._wake = asyncio.Event()
+        self._watcher = asyncio.create_task(self._watch(), name=f"forward-watch-{table_id}")
+        self._sender = asyncio.create_task(self._send_loop(), name=f"forward-send-{table_id}")
+        self.closed = False
+
+    @property
+    def version(self) -> int:
+        return self._room.version if self._room is not None else self._version
+
+    @property
+    def sockets(self) -> int:
+        return len(self._conns)
+
+    # --- the socket handler's side (the same calls as a Room) --------------------
+
+    async def attach(self, conn: Connection) -> None:
+        if self._room is not None:
+            await self._room.attach(conn)
+            return
+        if self.closed:
+            raise RoomClosed(self.id)
+        conn_id = next(_ids)
+        self._conns[conn_id] = conn
+        self._ids[id(conn)] = conn_id
+        self._seen[conn_id] = -1
+        if self._fence is not None:
+            self._post("attach", conn=conn_id, seat=conn.seat)
+        else:
+            self._wake.set()
+
+    def detach(self, conn: Connection) -> None:
+        if self._room is not None:
+            self._room.detach(conn)
+        conn_id = self._ids.pop(id(conn), None)
+        if conn_id is None:
+            return
+        del self._conns[conn_id]
+        self._seen.pop(conn_id, None)
+        if self._fence is not None and self._room is None:
+            self._post("detach", conn=conn_id)
+        if not self._conns and self._room is None:
+            self._close()
+
+    def forward(self, conn: Connection, raw: str | bytes) -> None:
+        """Hand a client frame (already read once here) to the owner, verbatim."""
+        text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
+        if self._room is not None:
+            inbound = presenter.read(
+                text, self._max_frame_bytes, seat=conn.seat, version=self.version
+            )
+            if isinstance(inbound, presenter.Answer):
+                conn.push_frame(inbound.frame)
+            else:
+                self._room.submit(conn, inbound.version, inbound.request)
+            return
+        conn_id = self._ids.get(id(conn))
+        if conn_id is None:
+            return
+        if self._fence is None:
+            # Between owners: the frame waits for the next one (its version still decides).
+            if len(self._held) < OUTBOX_SIZE:
+                self._held.append((conn, text))
+            return
+        if not self._post("submit", conn=conn_id, seat=conn.seat, frame=text):
+            conn.shut(CloseCode.TOO_SLOW, "too many frames waiting for the table, reconnect")
+
+    # --- the owner's side --------------------------------------------------------
+
+    def deliver(self, message: ToProcess) -> None:
+        if message.fence != self._fence or self._room is not None:
+            return  # from a former owner: fencing says it no longer speaks for the table
+        conn = self._conns.get(message.conn)
+        if conn is None:
+            return
+        if message.frame is not None:
+            version = _versioned.decode(message.frame).version
+            if version is not None:
+                self._version = max(self._version, version)
+                self._seen[message.conn] = version
+            conn.push_frame(message.frame)
+        elif message.close == CloseCode.TOO_SLOW:
+            conn.shut(message.close, message.reason)
+        else:
+            # The owner let the table go (shutdown, lease lost): find the next one now.
+            self._fence = None
+            self._wake.set()
+
+    # --- inside ------------------------------------------------------------------
+
+    def _post(self, kind: str, **fields: object) -> bool:
+        assert self._fence is not None
+        message = msgspec.convert(
+            {"kind": kind, "fence": self._fence, "proc": self._bus.proc, **fields}, ToOwner
+        )
+        if self._outbox.qsize() >= OUTBOX_SIZE:
+            return False
+        self._outbox.put_nowait(message)
+        return True
+
+    async def _send_loop(self) -> None:
+        while (message := await self._outbox.get()) is not None:
+            try:
+                await self._bus.to_owner(self.id, message)
+            except (RedisError, OSError) as exc:
+                log.warning("table %s: cannot forward %s: %s", self.id, message.kind, exc)
+
+    async def _watch(self) -> None:
+        tick = 0
+        while not self.closed:
+            try:
+                if await self._check_owner(tick):
+                    return
+            except (RedisError, OSError) as exc:
+                log.warning("table %s: cannot read the owner: %s", self.id, exc)
+            except (StoreError, EngineError, msgspec.DecodeError) as exc:
+                log.warning("table %s: cannot take over: %r", self.id, exc)
+                self._shut_all(*presenter.close_for(Closing.TABLE_UNAVAILABLE))
+                return
+            tick += 1
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self._poll)
+
+    async def _check_owner(self, tick: int) -> bool:
+        """One look at the lease; True once this forwarder's work is over."""
+        holder = await self._store.holder(self.id)
+        if holder is not None and holder.owner == self._bus.proc:
+            room = self._local(self.id)
+            if room is not None:
+                await self._promote(room)
+                return True
+        if holder is None:
+            claimed = await self._claim(self.id)
+            if claimed is None:
+                self._shut_all(CloseCode.UNKNOWN_TABLE, "unknown table")
+                return True
+            if isinstance(claimed, Room):
+                await self._promote(claimed)
+                return True
+            holder = claimed
+        if holder.fence != self._fence:
+            self._fence = holder.fence
+            for conn_id, conn in self._conns.items():
+                self._post("attach", conn=conn_id, seat=conn.seat)
+            self._release_held()
+        elif tick % self._alive_every == 0 and self._conns:
+            conns = [(cid, c.seat, self._seen.get(cid, -1)) for cid, c in self._conns.items()]
+            self._post("alive", conns=conns)
+        return False
+
+    async def _promote(self, room: Room) -> None:
+        """This process now owns the table: its sockets move to the local room."""
+        self._room = room
+        self._fence = None
+        conns = list(self._conns.values())
+        log.info("table %s: took over with %d forwarded socket(s)", self.id, len(conns))
+        for conn in conns:
+            try:
+                await room.attach(conn)
+            except RoomClosed:
+                conn.end(Closing.TABLE_UNAVAILABLE)
+        self._conns.clear()
+        self._ids.clear()
+        self._release_held()
+        self._close()
+
+    def _release_held(self) -> None:
+        held = self._held
+        self._held = []
+        for conn, text in held:
+            self.forward(conn, text)
+
+    def _shut_all(self, code: int, reason: str) -> None:
+        for conn in list(self._conns.values()):
+            conn.shut(code, reason)
+        self._close()
+
+    def _close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self._watcher is not asyncio.current_task():
+            self._watcher.cancel()
+        self._outbox.put_nowait(None)
+        self._on_closed(self)
+
+    async def stop(self, why: Closing) -> None:
+        """End every socket (the process is going away) and stop watching."""
+        self._shut_all(*presenter.close_for(why))
+        self._sender.cancel()
+        await asyncio.gather(self._watcher, self._sender, return_exceptions=True)

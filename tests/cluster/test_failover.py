@@ -1,0 +1,153 @@
+"""Owners that die, stall or stop: another process takes the table, nothing is lost."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+import redis
+from cluster_helpers import (
+    Player,
+    check_told_against_log,
+    create_table,
+    health,
+    log_of,
+    owner_of,
+    wait_for_version,
+)
+
+if TYPE_CHECKING:
+    from conftest import ServerFactory, ServerProcess
+
+# Short leases keep these tests quick; bench/cluster.py measures the default.
+LEASE = "1.5"
+
+
+def names_of(servers: list[ServerProcess]) -> dict[str, ServerProcess]:
+    """Each running server by its process id (a restarted server has a new one)."""
+    return {health(s.url)["process"]: s for s in servers}
+
+
+async def owner_process(
+    client: redis.Redis, table: str, names: dict[str, ServerProcess]
+) -> ServerProcess:
+    for _ in range(200):
+        owner = owner_of(client, table)
+        found = names.get(owner or "")
+        if found is not None:
+            return found
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"table {table} has no live owner")
+
+
+def start_table(servers: list[ServerProcess], **fields: object) -> tuple[str, dict[int, str]]:
+    table = create_table(servers[0].url, **fields)
+    return table["table"], {s["seat"]: s["token"] for s in table["seats"]}
+
+
+@pytest.mark.slow
+async def test_the_owner_killed_at_twenty_random_moments_loses_nothing(
+    server_process: ServerFactory, sync_redis: redis.Redis
+) -> None:
+    servers = [server_process(args=["--lease-ttl", LEASE]) for _ in range(3)]
+    urls = [s.ws_url for s in servers]
+    tid, tokens = start_table(servers, humans=1, bots=["easy", "normal"], bot_speed_ms=60, deals=10)
+    human = Player(urls, tid, tokens[0], 0)
+    watcher = Player(list(reversed(urls)), tid, tokens[0], 0, acts=False)
+    players = [human, watcher]
+    for player in players:
+        player.start()
+    rng = random.Random(11)
+    takeovers: list[float] = []
+    names = names_of(servers)
+    try:
+        await wait_for_version(sync_redis, tid, 5)
+        for _ in range(20):
+            await asyncio.sleep(rng.uniform(0.0, 1.0))
+            victim = await owner_process(sync_redis, tid, names)
+            before = int(sync_redis.llen(f"pdk:{{{tid}}}:log"))
+            killed_at = time.monotonic()
+            victim.kill()
+            restart = asyncio.create_task(asyncio.to_thread(victim.start))
+            # Bots and the human play on: the log grows past where the owner died.
+            await wait_for_version(sync_redis, tid, before + 2)
+            takeovers.append(time.monotonic() - killed_at)
+            await restart
+            names = names_of(servers)
+    finally:
+        for player in players:
+            await player.stop()
+    meta, entries = log_of(sync_redis, tid)
+    assert check_told_against_log(meta, entries, players) >= 40
+    print(f"takeover seconds (lease {LEASE}s): {sorted(round(t, 2) for t in takeovers)}")
+
+
+async def test_an_owner_stopped_past_its_lease_is_fenced_out_when_it_resumes(
+    server_process: ServerFactory, sync_redis: redis.Redis
+) -> None:
+    servers = [server_process(args=["--lease-ttl", LEASE]) for _ in range(2)]
+    stalled, survivor = servers
+    tid, tokens = start_table(servers, humans=1, bots=["easy", "easy"], bot_speed_ms=200, deals=5)
+    # A watcher on the owner-to-be first, then the playing human on the other process.
+    watcher = Player([stalled.ws_url, survivor.ws_url], tid, tokens[0], 0, acts=False)
+    watcher.start()
+    await watcher.wait_told()
+    names = names_of(servers)
+    human = Player([survivor.ws_url], tid, tokens[0], 0)
+    human.start()
+    players = [watcher, human]
+    try:
+        await wait_for_version(sync_redis, tid, 6)
+        assert await owner_process(sync_redis, tid, names) is stalled
+        stalled.signal(signal.SIGSTOP)
+        await asyncio.sleep(float(LEASE) * 2)
+        moved_to = int(sync_redis.llen(f"pdk:{{{tid}}}:log"))
+        await wait_for_version(sync_redis, tid, moved_to + 4)
+        assert await owner_process(sync_redis, tid, names) is survivor
+        stalled.signal(signal.SIGCONT)
+        await wait_for_version(sync_redis, tid, moved_to + 10)
+        # The resumed process learnt from Redis that its number is stale, and gave up.
+        for _ in range(100):
+            if "taken over by another process" in stalled.log_text():
+                break
+            await asyncio.sleep(0.05)
+        assert "taken over by another process" in stalled.log_text()
+        assert (await asyncio.to_thread(health, stalled.url))["tables_owned"] == 0
+        assert await owner_process(sync_redis, tid, names) is survivor
+    finally:
+        for player in players:
+            await player.stop()
+    meta, entries = log_of(sync_redis, tid)
+    assert check_told_against_log(meta, entries, players) >= 10
+
+
+@pytest.mark.slow
+async def test_a_rolling_restart_shows_players_at_most_a_reconnect(
+    server_process: ServerFactory, sync_redis: redis.Redis
+) -> None:
+    servers = [server_process() for _ in range(3)]
+    urls = [s.ws_url for s in servers]
+    tid, tokens = start_table(servers, humans=2, bots=["easy"], bot_speed_ms=60, deals=10)
+    players = [Player(urls, tid, tokens[0], 0), Player(urls[::-1], tid, tokens[1], 1)]
+    for player in players:
+        player.start()
+    try:
+        await wait_for_version(sync_redis, tid, 5)
+        for server in servers:
+            before = int(sync_redis.llen(f"pdk:{{{tid}}}:log"))
+            assert server.stop() == 0
+            await asyncio.to_thread(server.start)
+            await wait_for_version(sync_redis, tid, before + 5)
+    finally:
+        for player in players:
+            await player.stop()
+    meta, entries = log_of(sync_redis, tid)
+    assert check_told_against_log(meta, entries, players) >= 20
+    for player in players:
+        # Every socket closed by a restart came back through another process.
+        assert player.connections <= 1 + len(servers)
+        assert set(player.close_codes) <= {1012, 1001, None}

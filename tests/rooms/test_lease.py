@@ -1,0 +1,90 @@
+"""Table ownership in the store: leases, fencing numbers that only grow, fenced writes."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis.asyncio as aioredis
+from redis.crc import key_slot
+from room_helpers import lease_of, log_of, new_table
+
+from server.engine import Pass, Play
+from server.rooms.store import Holder, Lease, LeaseLost, TableStore
+
+
+async def test_the_first_process_takes_a_table_and_others_see_it_as_the_holder(
+    store: TableStore,
+) -> None:
+    meta, _ = await new_table(store, seed=1)
+    first = await store.acquire(meta.id, "proc-a", 5000)
+    assert first == Lease(meta.id, "proc-a", 1)
+    assert await store.acquire(meta.id, "proc-b", 5000) == Holder("proc-a", 1)
+    assert await store.holder(meta.id) == Holder("proc-a", 1)
+
+
+async def test_an_unknown_table_cannot_be_taken(store: TableStore) -> None:
+    assert await store.acquire("NoSuchTable0000", "proc-a", 5000) is None
+
+
+async def test_every_takeover_gets_a_larger_fencing_number(store: TableStore) -> None:
+    meta, _ = await new_table(store, seed=1)
+    fences = []
+    for owner in ("a", "b", "a", "c"):
+        lease = await lease_of(store, meta.id, owner)
+        fences.append(lease.fence)
+        await store.release(lease)
+    assert fences == [1, 2, 3, 4]
+
+
+async def test_an_expired_lease_lets_another_process_in_and_fences_the_old_one_out(
+    store: TableStore,
+) -> None:
+    meta, _ = await new_table(store, seed=1)
+    old = await store.acquire(meta.id, "paused", 200)
+    assert isinstance(old, Lease)
+    await asyncio.sleep(0.3)
+    new = await store.acquire(meta.id, "successor", 5000)
+    assert isinstance(new, Lease)
+    assert new.fence > old.fence
+    with pytest.raises(LeaseLost):
+        await store.append(old, 0, Play(seat=0, cards=["3S"]))
+    with pytest.raises(LeaseLost):
+        await store.renew(old, 5000)
+    await store.release(old)  # a no-op: it must not free the successor's lease
+    assert await store.holder(meta.id) == Holder("successor", new.fence)
+    assert await log_of(store, meta.id) == []
+    assert await store.append(new, 0, Pass(seat=0)) == 1
+
+
+async def test_an_owner_keeps_writing_after_its_lease_expired_if_nobody_took_over(
+    store: TableStore,
+) -> None:
+    # Ownership is the fencing number; the expiry only lets others in.
+    meta, _ = await new_table(store, seed=1)
+    lease = await store.acquire(meta.id, "slow", 100)
+    assert isinstance(lease, Lease)
+    await asyncio.sleep(0.2)
+    assert await store.holder(meta.id) is None
+    assert await store.append(lease, 0, Pass(seat=0)) == 1
+    await store.renew(lease, 5000)
+    assert await store.holder(meta.id) == Holder("slow", lease.fence)
+
+
+async def test_release_lets_the_next_process_take_the_table_at_once(store: TableStore) -> None:
+    meta, _ = await new_table(store, seed=1)
+    lease = await lease_of(store, meta.id, "leaving")
+    await store.release(lease)
+    assert await store.holder(meta.id) is None
+    assert isinstance(await store.acquire(meta.id, "next", 5000), Lease)
+
+
+async def test_every_key_of_a_table_lives_in_one_cluster_slot(
+    store: TableStore, redis_client: aioredis.Redis
+) -> None:
+    meta, _ = await new_table(store, seed=1)
+    lease = await lease_of(store, meta.id)
+    await store.append(lease, 0, Pass(seat=0))
+    keys = await redis_client.keys(f"*{meta.id}*")
+    assert {k.decode().rsplit(":", 1)[1] for k in keys} == {"meta", "log", "fence", "lease"}
+    assert len({key_slot(k) for k in keys}) == 1
