@@ -191,7 +191,7 @@ def create_app(
                 "process": registry.proc,
                 "pid": os.getpid(),
                 "draining": registry.draining,
-                "tables_owned": len(registry.owned),
+                "tables_owned": len(registry),
                 "sockets_forwarded": registry.forwarded,
             },
             status_code=200 if ok else 503,
