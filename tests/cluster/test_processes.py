@@ -28,7 +28,7 @@ async def test_sockets_of_one_table_on_three_processes_play_one_game(
 ) -> None:
     servers = [server_process() for _ in range(3)]
     a, b, c = servers
-    table = create_table(b.url, humans=2, bots=["easy"], bot_speed_ms=50, deals=5, seed=7)
+    table = create_table(b.url, humans=2, bots=["easy"], bot_speed_ms=50, deals=5)
     tokens = {s["seat"]: s["token"] for s in table["seats"]}
     tid = table["table"]
     # The first socket makes its process the owner; the others are forwarded to it.
@@ -63,7 +63,7 @@ async def test_a_forwarded_frame_is_checked_as_strictly_as_a_local_one(
     server_process: ServerFactory,
 ) -> None:
     owner, other = server_process(), server_process()
-    table = create_table(owner.url, humans=2, bots=["easy"], bot_speed_ms=5000, seed=7)
+    table = create_table(owner.url, humans=2, bots=["easy"], bot_speed_ms=5000)
     tid, tokens = table["table"], [s["token"] for s in table["seats"]]
     async with (
         websockets.connect(owner.ws_url) as local,
