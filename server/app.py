@@ -273,7 +273,7 @@ async def _close(websocket: WebSocket, code: int, reason: str) -> None:
         await asyncio.wait_for(websocket.close(code, reason), _CLOSE_TIMEOUT_SECONDS)
 
 
-async def _refuse(websocket: WebSocket, error: ServerError) -> None:
+async def _refuse(websocket: WebSocket, error: ServerError[Any]) -> None:
     """An error frame, then close 4400: nothing is known about this socket yet."""
     with contextlib.suppress(Exception):
         await websocket.send_text(presenter.error_frame(error, None))

@@ -72,10 +72,8 @@ class ConfigReason(StrEnum):
     CLIENT_DIR_MISSING = "client_dir_missing"
 
 
-class ConfigError(ServerError, ValueError):
+class ConfigError(ServerError[ConfigReason], ValueError):
     """A setting is invalid; ``field`` names it, ``reason`` is the stable code."""
-
-    reason: ConfigReason
 
     def __init__(self, reason: ConfigReason, field: str, message: str) -> None:
         super().__init__(reason, message)

@@ -11,14 +11,20 @@ nothing from the rest of ``server`` so the pure engine may build on it.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Generic, TypeVar
 
 __all__ = ["ServerError"]
 
+R = TypeVar("R", bound=StrEnum)
 
-class ServerError(Exception):
-    """Base of every explained refusal; ``reason`` is the stable code, ``message`` for people."""
 
-    def __init__(self, reason: StrEnum, message: str) -> None:
+class ServerError(Exception, Generic[R]):
+    """Base of every explained refusal; ``reason`` is the stable code, ``message`` for people.
+
+    A layer's error is ``ServerError[ItsReason]``, so its reasons are typed.
+    """
+
+    def __init__(self, reason: R, message: str) -> None:
         super().__init__(message)
         self.reason = reason
         self.message = message

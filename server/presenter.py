@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from server import metrics
 from server.engine import NextDeal, Pass, Play, Reason
@@ -185,7 +186,7 @@ def frame(update: Update) -> str:
     return error_frame(update.error, update.version)
 
 
-def error_frame(error: ServerError, version: int | None) -> str:
+def error_frame(error: ServerError[Any], version: int | None) -> str:
     """The ``error`` frame for ``error``: its reason's value is the code (``version`` is
     ``None`` before the join).  Every refusal a client hears passes here, so it is
     counted here (``pdk_refusals_total``)."""

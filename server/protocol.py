@@ -187,13 +187,8 @@ class Pong(msgspec.Struct, frozen=True, tag="pong"):
 ServerMessage: TypeAlias = StateMsg | HintReply | ErrorMsg | Pong
 
 
-class ProtocolError(ServerError):
+class ProtocolError(ServerError[ProtocolErrorCode]):
     """A frame refused before it reached a room."""
-
-    reason: ProtocolErrorCode
-
-    def __init__(self, reason: ProtocolErrorCode, message: str) -> None:
-        super().__init__(reason, message)
 
 
 class _Envelope(msgspec.Struct):

@@ -90,13 +90,8 @@ class EmbeddedRedisReason(StrEnum):
     START_TIMEOUT = "redis_start_timeout"
 
 
-class EmbeddedRedisError(ServerError, RuntimeError):
+class EmbeddedRedisError(ServerError[EmbeddedRedisReason], RuntimeError):
     """The embedded Redis could not be started; ``reason`` is the stable code."""
-
-    reason: EmbeddedRedisReason
-
-    def __init__(self, reason: EmbeddedRedisReason, message: str) -> None:
-        super().__init__(reason, message)
 
 
 def max_socket_path_bytes() -> int:

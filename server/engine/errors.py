@@ -39,13 +39,8 @@ class Reason(StrEnum):
     MUST_BEAT = "must_beat"
 
 
-class EngineError(ServerError):
+class EngineError(ServerError[Reason]):
     """Base of every engine refusal (a ``server.errors.ServerError``)."""
-
-    reason: Reason
-
-    def __init__(self, reason: Reason, message: str) -> None:
-        super().__init__(reason, message)
 
 
 class InvalidActionError(EngineError, ValueError):

@@ -59,13 +59,8 @@ class SeatReason(StrEnum):
     RATE_LIMITED = "rate_limited"
 
 
-class SeatError(ServerError):
+class SeatError(ServerError[SeatReason]):
     """A seat change or seat action refused; ``reason`` is the wire reason code."""
-
-    reason: SeatReason
-
-    def __init__(self, reason: SeatReason, message: str) -> None:
-        super().__init__(reason, message)
 
 
 def on_auto(seat: SeatMeta) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from server.engine import Event, SeatView
 from server.errors import ServerError
@@ -34,13 +35,8 @@ class RoomReason(StrEnum):
     MATCH_NOT_OVER = "match_not_over"
 
 
-class RoomError(ServerError):
+class RoomError(ServerError[RoomReason]):
     """A request the room refused; it changed nothing."""
-
-    reason: RoomReason
-
-    def __init__(self, reason: RoomReason, message: str) -> None:
-        super().__init__(reason, message)
 
 
 class Closing(StrEnum):
@@ -88,7 +84,7 @@ class Refused:
     """A request refused (by the room or the engine) while the table was at ``version``."""
 
     version: int
-    error: ServerError
+    error: ServerError[Any]
 
 
 Update = StateUpdate | HintAnswer | Refused

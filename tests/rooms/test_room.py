@@ -15,7 +15,7 @@ from server import engine
 from server.engine import NextDeal, Pass, Play
 from server.protocol import CloseCode
 from server.rooms.commands import AskHint, BotMove, Command
-from server.rooms.log import BotSpeed, NewMatch, rebuild
+from server.rooms.log import BotSpeed, NewMatch, TableMeta, rebuild
 from server.rooms.registry import Registry, TableBusy
 from server.rooms.room import Room
 from server.rooms.store import TableStore
@@ -168,9 +168,10 @@ async def test_stale_and_refused_actions_answer_only_the_sender_and_write_nothin
     assert leader.frames.empty()
 
 
-async def test_an_action_made_one_version_ago_is_refused_as_stale_and_changes_nothing(
+async def after_the_first_play(
     store: TableStore, registry: Registry
-) -> None:
+) -> tuple[TableMeta, Room, Socket, Socket, dict[str, Any]]:
+    """Seats 0 and 1 at a table of three humans, seat 0 has led: seat 1's state at version 1."""
     meta, _ = await new_table(store, seed=seed_where_leader_is(0), humans=3, bots=[])
     room = await open_room(registry, meta.id)
     (leader, shown), (follower, _) = await seat_all(room, [0, 1])
@@ -178,6 +179,13 @@ async def test_an_action_made_one_version_ago_is_refused_as_stale_and_changes_no
     await leader.next("state")
     now = await follower.next("state")
     assert now["version"] == 1
+    return meta, room, leader, follower, now
+
+
+async def test_an_action_made_one_version_ago_is_refused_as_stale_and_changes_nothing(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, room, leader, follower, now = await after_the_first_play(store, registry)
     # Seat 1's move is legal at version 1 (its turn), but it was made against version 0.
     answer = view(now)["hints"][0]
     room.submit(follower.conn, 0, Play(seat=1, cards=answer))
@@ -385,11 +393,7 @@ def inject(room: Room, command: Command) -> None:
 async def test_a_bot_decision_made_against_an_older_version_is_dropped(
     store: TableStore, registry: Registry
 ) -> None:
-    meta, _ = await new_table(store, seed=seed_where_leader_is(0), humans=3, bots=[])
-    room = await open_room(registry, meta.id)
-    (leader, shown), (follower, _) = await seat_all(room, [0, 1])
-    room.submit(leader.conn, 0, Play(seat=0, cards=view(shown)["hints"][0]))
-    now = await follower.next("state")
+    meta, room, _, follower, now = await after_the_first_play(store, registry)
     # Legal for seat 1 now, but decided at version 0: the table has moved on since.
     inject(room, BotMove(seat=1, version=0, action=Play(seat=1, cards=view(now)["hints"][0])))
     room.submit(follower.conn, 1, AskHint())
@@ -417,7 +421,11 @@ async def test_a_refused_bot_move_is_replaced_by_a_legal_one_so_the_table_goes_o
     sock = await seated(room, 0)
     hand = view(await sock.next("state"))["hand"]
     inject(room, BotMove(seat=1, version=0, action=Play(seat=1, cards=[hand[0]])))
-    frame = await sock.next("state")
-    assert frame["version"] == 1
+    room.submit(sock.conn, 0, AskHint())
+    # The replacement is played at once, before the next command (the bot's own
+    # timer would take 5 s), so the hint request finds the table moved on.
+    frame = await sock.next()
+    assert (frame["type"], frame["version"]) == ("state", 1)
+    assert (await sock.next())["code"] == "stale_version"
     assert view(frame)["moves"][0]["seat"] == 1
     assert (await log_of(store, meta.id))[0].seat == 1  # type: ignore[union-attr]
