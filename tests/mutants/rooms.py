@@ -26,7 +26,7 @@ ROOMS = ("tests/rooms",)
 WIRE = (
     "tests/server/test_presenter.py",
     "tests/server/test_protocol.py",
-    "tests/server/test_connection.py",
+    "tests/server/test_socket_connection.py",
 )
 APP = ("tests/server/test_app.py",)
 
