@@ -77,10 +77,12 @@ class ToProcess(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 def table_channel(table_id: str) -> str:
+    """The channel the owner of ``table_id`` listens on (same cluster slot as its keys)."""
     return f"pdk:{{{table_id}}}:in"
 
 
 def process_channel(proc: str) -> str:
+    """The channel process ``proc`` listens on for its forwarded sockets."""
     return f"pdk:proc:{proc}"
 
 
@@ -118,6 +120,7 @@ class Bus:
         self._reader = asyncio.create_task(self._read(), name="bus-reader")
 
     async def close(self) -> None:
+        """Stop reading and unsubscribe from everything."""
         if self._reader is not None:
             self._reader.cancel()
             await asyncio.gather(self._reader, return_exceptions=True)
@@ -131,15 +134,18 @@ class Bus:
             await self._pubsub.subscribe(table_channel(table_id))
 
     async def ignore_table(self, table_id: str) -> None:
+        """Stop receiving ``table_id``'s messages (this process no longer owns it)."""
         if table_id in self._tables:
             self._tables.discard(table_id)
             with contextlib.suppress(RedisError, OSError):
                 await self._pubsub.unsubscribe(table_channel(table_id))
 
     async def to_owner(self, table_id: str, message: ToOwner) -> None:
+        """Publish ``message`` to whichever process owns ``table_id``."""
         await self._publish(table_channel(table_id), _encoder.encode(message))
 
     async def to_process(self, proc: str, message: ToProcess) -> None:
+        """Publish ``message`` to process ``proc``."""
         await self._publish(process_channel(proc), _encoder.encode(message))
 
     async def _read(self) -> None:

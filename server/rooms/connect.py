@@ -23,6 +23,8 @@ POOL_TIMEOUT_SECONDS = 10.0
 
 @dataclass
 class RedisClients:
+    """The Redis clients of one process: tables (cluster-aware), one node, its pool."""
+
     tables: Redis
     # A plain client of one node: the bus subscribes and publishes through it.
     node: aioredis.Redis
@@ -30,6 +32,7 @@ class RedisClients:
     cluster: bool
 
     async def aclose(self) -> None:
+        """Close every client and the pool."""
         if self.tables is not self.node:
             await self.tables.aclose()
         await self.node.aclose()
@@ -37,6 +40,7 @@ class RedisClients:
 
 
 async def connect(url: str) -> RedisClients:
+    """Clients for ``url``, a single server or a Redis Cluster (asked via ``INFO cluster``)."""
     # A bounded pool that waits for a free connection: hundreds of rooms writing at
     # once queue here instead of failing with "Too many connections".
     pool = aioredis.BlockingConnectionPool.from_url(

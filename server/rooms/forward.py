@@ -81,6 +81,7 @@ class RemoteConnection(Connection):
         await self._bus.to_process(self.proc, self._message(frame=frame))
 
     def shut(self, code: int, reason: str) -> None:
+        """End the socket, and tell the process holding it to close it with ``code``."""
         if self.close_code is None:
             message = self._message(close=code, reason=reason)
             background(self._bus.to_process(self.proc, message), f"close-{self.conn_id}")
@@ -144,15 +145,18 @@ class Forwarder:
 
     @property
     def version(self) -> int:
+        """The table's version as last heard from its owner (or the local room's)."""
         return self._room.version if self._room is not None else self._version
 
     @property
     def sockets(self) -> int:
+        """How many of this process's sockets sit at the table."""
         return len(self._conns)
 
     # --- the socket handler's side (the same calls as a Room) --------------------
 
     async def attach(self, conn: Connection) -> None:
+        """Seat ``conn`` through the owner (or the room, once it is local); like ``Room``."""
         if self._room is not None:
             await self._room.attach(conn)
             return
@@ -168,6 +172,7 @@ class Forwarder:
             self._wake.set()
 
     def detach(self, conn: Connection) -> None:
+        """Unseat ``conn``; the forwarder closes once it holds no socket."""
         if self._room is not None:
             self._room.detach(conn)
         conn_id = self._ids.pop(id(conn), None)
@@ -206,6 +211,7 @@ class Forwarder:
     # --- the owner's side --------------------------------------------------------
 
     def deliver(self, message: ToProcess) -> None:
+        """Hand a frame or close from the current owner to its socket here."""
         if message.fence != self._fence or self._room is not None:
             return  # from a former owner: fencing says it no longer speaks for the table
         conn = self._conns.get(message.conn)

@@ -59,6 +59,8 @@ def process_id() -> str:
 
 
 class Registry:
+    """This process's live rooms by table id, and forwarders for tables owned elsewhere."""
+
     def __init__(
         self,
         store: TableStore,
@@ -89,6 +91,7 @@ class Registry:
             bus.on_process_message = self._from_owner
 
     def live(self, table_id: str) -> Room | None:
+        """The room of ``table_id`` if it is loaded here and still running."""
         room = self._rooms.get(table_id)
         return room if room is not None and not room.closed else None
 

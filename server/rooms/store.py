@@ -226,6 +226,8 @@ _encoder = msgspec.json.Encoder()
 
 
 class TableStore:
+    """Tables in Redis: meta, log, lease and fence; every write is fenced and versioned."""
+
     def __init__(self, redis: Redis, ttl_seconds: int) -> None:
         self._redis = redis
         self._ttl = ttl_seconds
@@ -238,13 +240,16 @@ class TableStore:
 
     @property
     def ttl_seconds(self) -> int:
+        """How long an untouched table stays in Redis."""
         return self._ttl
 
     @property
     def redis(self) -> Redis:
+        """The client the store writes through."""
         return self._redis
 
     async def ping(self) -> bool:
+        """Whether Redis answers (never raises)."""
         try:
             return bool(await self._redis.ping())
         except (aioredis.RedisError, OSError):
@@ -272,6 +277,7 @@ class TableStore:
             raise StoreError(f"table {meta.id} already exists")
 
     async def load_meta(self, table_id: str) -> TableMeta | None:
+        """The table's meta alone (None if Redis has no such table)."""
         raw = await self._redis.get(_key(table_id, "meta"))
         return None if raw is None else _meta_decoder.decode(raw)
 

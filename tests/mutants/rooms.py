@@ -110,9 +110,9 @@ MUTANTS = [
     Mutant(
         "announce-before-store",
         "server/rooms/room.py",
-        "        self._version = await self._store.append(self.id, self._version, entry)\n",
+        "        self._version = await self._store.append(self.lease, self._version, entry)\n",
         "        self._broadcast(events)\n"
-        "        self._version = await self._store.append(self.id, self._version, entry)\n",
+        "        self._version = await self._store.append(self.lease, self._version, entry)\n",
         ROOMS,
     ),
     Mutant(
@@ -240,22 +240,29 @@ MUTANTS = [
     Mutant(
         "store-append-unchecked",
         "server/rooms/store.py",
-        "if n ~= tonumber(ARGV[1]) then",
+        "if n ~= tonumber(ARGV[2]) then",
         "if false then",
         ROOMS,
     ),
     Mutant(
         "store-append-keeps-expiry",
         "server/rooms/store.py",
-        "redis.call('EXPIRE', KEYS[1], ARGV[3])\nredis.call('EXPIRE', KEYS[2], ARGV[3])",
-        "",
+        "for i = 1, 3 do\n  redis.call('EXPIRE', KEYS[i], ARGV[4])\nend\nreturn n",
+        "return n",
         ROOMS,
     ),
     Mutant(
         "store-load-keeps-expiry",
         "server/rooms/store.py",
-        "            pipe.expire(_log_key(table_id), self._ttl)\n",
-        "",
+        "for i = 1, 3 do\n  redis.call('EXPIRE', KEYS[i], ARGV[1])\nend\nreturn {meta",
+        "return {meta",
+        ROOMS,
+    ),
+    Mutant(
+        "store-fence-unchecked",
+        "server/rooms/store.py",
+        "if redis.call('GET', KEYS[1]) ~= ARGV[1] then",
+        "if false then",
         ROOMS,
     ),
     Mutant(
