@@ -121,11 +121,12 @@ async def test_loading_a_table_refreshes_the_expiry_of_both_keys(
     store: TableStore, redis_client: aioredis.Redis
 ) -> None:
     meta, _ = await new_table(store, seed=1)
-    await store.append(meta.id, 0, Play(seat=0, cards=["3S"]))
-    for key in (f"pdk:{{{meta.id}}}:meta", f"pdk:{{{meta.id}}}:log"):
+    await store.append(await lease_of(store, meta.id), 0, Play(seat=0, cards=["3S"]))
+    keys = [f"pdk:{{{meta.id}}}:{role}" for role in ("meta", "log", "fence")]
+    for key in keys:
         await redis_client.expire(key, 100)
     assert await store.load(meta.id) is not None
-    for key in (f"pdk:{{{meta.id}}}:meta", f"pdk:{{{meta.id}}}:log"):
+    for key in keys:
         assert 100 < await redis_client.ttl(key) <= store.ttl_seconds
 
 
