@@ -238,16 +238,6 @@ class TableStore:
         self._load = redis.register_script(_LOAD)
         self._reserve = redis.register_script(_RESERVE)
 
-    @property
-    def ttl_seconds(self) -> int:
-        """How long an untouched table stays in Redis."""
-        return self._ttl
-
-    @property
-    def redis(self) -> Redis:
-        """The client the store writes through."""
-        return self._redis
-
     async def ping(self) -> bool:
         """Whether Redis answers (never raises)."""
         try:

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
+from room_helpers import STORE_TTL_SECONDS
 
 from server.rooms.store import TableStore
 
@@ -19,4 +20,4 @@ async def redis_client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
 
 @pytest.fixture
 def store(redis_client: aioredis.Redis) -> TableStore:
-    return TableStore(redis_client, ttl_seconds=3600)
+    return TableStore(redis_client, ttl_seconds=STORE_TTL_SECONDS)

@@ -13,8 +13,18 @@ from server.rooms.log import LogEntry, TableMeta
 from server.rooms.store import Lease, TableStore
 from server.rooms.tables import CreatedSeat, CreateTableRequest, build_table
 
-__all__ = ["GUARD_SECONDS", "Socket", "lease_of", "log_of", "new_table", "seed_where_leader_is"]
+__all__ = [
+    "GUARD_SECONDS",
+    "STORE_TTL_SECONDS",
+    "Socket",
+    "lease_of",
+    "log_of",
+    "new_table",
+    "seed_where_leader_is",
+]
 
+# The expiry the rooms tests' store gives tables.
+STORE_TTL_SECONDS = 3600
 # Long enough for anything that is not hung: a guard, never a speed check.
 GUARD_SECONDS = 20.0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 import redis.asyncio as aioredis
-from room_helpers import lease_of, log_of, new_table
+from room_helpers import STORE_TTL_SECONDS, lease_of, log_of, new_table
 
 from server.engine import NextDeal, Pass, Play
 from server.rooms.clock import TurnClock
@@ -57,7 +57,7 @@ async def test_each_append_refreshes_the_expiry_of_both_keys(
     await redis_client.expire(f"pdk:{{{meta.id}}}:meta", 100)
     await store.append(lease, 0, Play(seat=0, cards=["3S"]))
     assert await redis_client.ttl(f"pdk:{{{meta.id}}}:meta") > 100
-    assert 100 < await redis_client.ttl(f"pdk:{{{meta.id}}}:log") <= store.ttl_seconds
+    assert 100 < await redis_client.ttl(f"pdk:{{{meta.id}}}:log") <= STORE_TTL_SECONDS
 
 
 async def test_load_returns_meta_and_log_and_none_for_unknown_tables(store: TableStore) -> None:
@@ -127,7 +127,7 @@ async def test_loading_a_table_refreshes_the_expiry_of_both_keys(
         await redis_client.expire(key, 100)
     assert await store.load(meta.id) is not None
     for key in keys:
-        assert 100 < await redis_client.ttl(key) <= store.ttl_seconds
+        assert 100 < await redis_client.ttl(key) <= STORE_TTL_SECONDS
 
 
 async def test_creating_a_table_whose_id_exists_is_refused_and_keeps_the_first(
