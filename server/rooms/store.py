@@ -19,6 +19,10 @@ once another process took the table: it gets ``LeaseLost`` and nothing is
 written.  The same script checks the version (and may replace the meta, seat
 state and turn clock, with the entry that changed it), so even two writers
 holding the same number could never fork a table.
+
+On a single Redis (not Cluster) the appends of all tables go out together,
+one pipeline per Redis fsync (``group_commit``); each still waits for its own
+reply, so nothing is acknowledged before Redis holds it.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from server import metrics
 
+from .group_commit import GroupCommit
 from .log import LogEntry, TableMeta
 
 __all__ = [
@@ -237,6 +242,11 @@ class TableStore:
         self._release = redis.register_script(_RELEASE)
         self._load = redis.register_script(_LOAD)
         self._reserve = redis.register_script(_RESERVE)
+        # Appends of every table of this process share pipelines (see group_commit);
+        # on Redis Cluster each table's slot may live on another node, so they go alone.
+        self._appends = (
+            GroupCommit(redis, self._write_script) if isinstance(redis, aioredis.Redis) else None
+        )
 
     async def ping(self) -> bool:
         """Whether Redis answers (never raises)."""
@@ -330,15 +340,30 @@ class TableStore:
         if meta is not None:
             args.append(_encoder.encode(meta))
         with metrics.redis_timed("append"):
-            result = await self._fenced(self._write_script, lease, ["meta", "log"], args)
+            result = await self._fenced(
+                self._write_script, lease, ["meta", "log"], args, batch=self._appends
+            )
         if result < -3:
             raise VersionConflict(expected_version, -4 - result)
         return result
 
-    async def _fenced(self, script: Any, lease: Lease, roles: list[str], args: list[Any]) -> int:
-        """Run a ``fenced_script`` for ``lease``; raises ``LeaseLost`` / ``TableGone``."""
+    async def _fenced(
+        self,
+        script: Any,
+        lease: Lease,
+        roles: list[str],
+        args: list[Any],
+        *,
+        batch: GroupCommit | None = None,
+    ) -> int:
+        """Run a ``fenced_script`` for ``lease`` (through ``batch``, which runs ``script``,
+        if given); raises ``LeaseLost`` / ``TableGone``."""
         keys = [_key(lease.table_id, "fence")] + [_key(lease.table_id, r) for r in roles]
-        result = int(await script(keys=keys, args=[lease.fence, *args]))
+        args = [lease.fence, *args]
+        if batch is not None:
+            result = int(await batch.run(keys, args))
+        else:
+            result = int(await script(keys=keys, args=args))
         if result == _FENCED:
             raise LeaseLost(lease)
         if result == _GONE:
