@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .combos import BOMB, Counts, classify, count_at
+from .combos import BOMB, Counts, classify
 
 __all__ = ["MAX_HINTS", "rank_hints"]
 
@@ -12,20 +12,24 @@ MAX_HINTS = 30
 
 
 def _cost(hand: Counts, play: Counts, leading: bool) -> tuple[int, ...]:
-    readings = classify(play)
-    is_bomb = bool(readings) and readings[0].kind == BOMB
-    broken = 0
-    high = 0
-    for r in range(13):
-        took = count_at(play, r)
-        if took:
-            high = r
-            if took < count_at(hand, r):
-                broken += 1
-    size = sum(count_at(play, r) for r in range(13))
     if play == hand:
         # Going out beats any other consideration.
         return (0,)
+    readings = classify(play)
+    is_bomb = bool(readings) and readings[0].kind == BOMB
+    broken = high = size = 0
+    # Walk the four-bit rank fields of play and hand together (lowest rank first).
+    took_rest, hand_rest, r = play, hand, 0
+    while took_rest:
+        took = took_rest & 15
+        if took:
+            high = r
+            size += took
+            if took < hand_rest & 15:
+                broken += 1
+        took_rest >>= 4
+        hand_rest >>= 4
+        r += 1
     if leading:
         # Shed many low cards without breaking groups; keep bombs.
         return (1, int(is_bomb), broken, high, -size, play)

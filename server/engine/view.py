@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import msgspec
 
-from .cards import RANKS, THREE_OF_SPADES, card_code, parse_card
-from .combos import counts_of, counts_string
+from .cards import RANKS, THREE_OF_SPADES, Card, card_code, parse_card
+from .combos import Counts, counts_of, counts_string
 from .errors import Reason
 from .game import legal_for
 from .hints import MAX_HINTS, rank_hints
+from .memo import memo
 from .moves import sort_key
 from .rules import Rules
 from .state import SEATS, DealResult, MatchState, Move
@@ -112,7 +113,7 @@ def seat_view(state: MatchState, seat: int) -> SeatView:
         **msgspec.structs.asdict(public_view(state)),
         seat=seat,
         hand=hand_codes,
-        legal=[counts_string(p) for p in sorted(legal, key=sort_key)],
+        legal=list(_legal_strings(legal)),
         must_include=must_include,
         can_pass=can_pass,
         pass_reason=pass_reason,
@@ -131,10 +132,41 @@ def hints_for(state: MatchState, seat: int, *, limit: int | None = None) -> list
     if not legal:
         return []
     hand = deal.hands[seat]
-    hand_codes = [card_code(c) for c in hand]
-    must_include = card_code(THREE_OF_SPADES) if deal.needs_three_of_spades else None
+    by_rank = _by_rank(hand, THREE_OF_SPADES if deal.needs_three_of_spades else None)
     ranked = rank_hints(counts_of(hand), legal, leading=deal.table is None)
-    return [pick_cards(hand_codes, counts_string(p), must_include) for p in ranked[:limit]]
+    return [_pick(by_rank, p) for p in ranked[:limit]]
+
+
+@memo(1 << 14)
+def _legal_strings(legal: tuple[Counts, ...]) -> tuple[str, ...]:
+    # ``legal`` comes from the legal-play memo, so equal positions share it and this.
+    return tuple(counts_string(p) for p in sorted(legal, key=sort_key))
+
+
+def _by_rank(hand: list[Card], must_include: Card | None) -> list[list[Card]]:
+    """The hand's cards per rank, lowest first, ``must_include`` first of its rank."""
+    by_rank: list[list[Card]] = [[] for _ in RANKS]
+    for card in sorted(hand, key=lambda c: (c != must_include, c)):
+        by_rank[card >> 2].append(card)
+    return by_rank
+
+
+def _pick(by_rank: list[list[Card]], play: Counts) -> list[str]:
+    """Concrete cards for ``play``: the first ones of each rank in ``by_rank``, in order."""
+    cards: list[Card] = []
+    rest, rank = play, 0
+    while rest:
+        take = rest & 15
+        if take:
+            have = by_rank[rank]
+            if len(have) < take:
+                wanted = counts_string(play)
+                raise ValueError(f"the hand holds too few {RANKS[rank]!r} for {wanted!r}")
+            cards += have[:take]
+        rest >>= 4
+        rank += 1
+    cards.sort()
+    return [card_code(c) for c in cards]
 
 
 # A view is handed to bots in-process: it must share no mutable list with the
@@ -157,21 +189,19 @@ def _counter(state: MatchState, hand: list[int]) -> dict[str, int]:
     left = [4] * 11 + [3, 1]
     for c in hand:
         left[c >> 2] -= 1
-    for move in state.deal.moves:
-        for code in move.cards:
-            left[RANKS.index(code[0])] -= 1
-    return {RANKS[r]: left[r] for r in range(13)}
+    # Every played code's first letter is its rank: count them in C, not card by card.
+    played = "".join(["".join(move.cards) for move in state.deal.moves])[0::2]
+    return {rank: left[r] - played.count(rank) for r, rank in enumerate(RANKS)}
 
 
 def pick_cards(hand: list[str], ranks: str, must_include: str | None = None) -> list[str]:
     """Concrete cards from ``hand`` for a rank string, holding ``must_include`` if it can."""
-    pool = sorted(hand, key=lambda code: (code != must_include, parse_card(code)))
-    out: list[str] = []
+    must = None if must_include is None else parse_card(must_include)
+    wanted = [0] * len(RANKS)
     for ch in ranks:
-        for i, code in enumerate(pool):
-            if code[0] == ch:
-                out.append(pool.pop(i))
-                break
-        else:
+        if ch not in RANKS:
             raise ValueError(f"the hand holds too few {ch!r} for {ranks!r}")
-    return sorted(out, key=parse_card)
+        wanted[RANKS.index(ch)] += 1
+    # More than four of a rank is never in a hand; 15 still says "too few" in four bits.
+    play = sum(min(n, 15) << (4 * r) for r, n in enumerate(wanted))
+    return _pick(_by_rank([parse_card(c) for c in hand], must), play)
