@@ -56,6 +56,9 @@ JOIN_TIMEOUT_SECONDS = 30.0
 MAX_BODY_BYTES = 4096
 _CLOSE_TIMEOUT_SECONDS = 2.0
 
+_TOO_FAST = ProtocolError(
+    ProtocolErrorCode.RATE_LIMITED, "too many messages from this seat; slow down"
+)
 # A WebSocket refused before its handshake (cross-site origin) gets HTTP 403.
 _ORIGIN_REFUSED = 4403
 
@@ -76,6 +79,8 @@ class _Services:
     redis: Redis
     store: TableStore
     registry: Registry
+    # Frames per seat (--actions-per-second, bursts of twice that).
+    seat_limiter: RateLimiter
 
 
 class _Json(Response):
@@ -118,7 +123,8 @@ def create_app(
             max_frame_bytes=settings.max_frame_bytes,
             queue_size=settings.outgoing_queue_size,
         )
-        holder["services"] = _Services(clients.tables, store, registry)
+        rate = settings.actions_per_second
+        holder["services"] = _Services(clients.tables, store, registry, RateLimiter(rate, 2 * rate))
         # Exposed for operators' tooling and tests; the app itself goes through ``holder``.
         app.state.store = store
         app.state.registry = registry
@@ -327,7 +333,9 @@ async def _serve_socket(websocket: WebSocket, services: _Services, settings: Set
         await asyncio.gather(writer, return_exceptions=True)
         await _close(websocket, conn.close_code or CloseCode.UNKNOWN_TABLE, "table unavailable")
         return
-    reader = asyncio.create_task(_read_loop(websocket, room, conn, settings.max_frame_bytes))
+    reader = asyncio.create_task(
+        _read_loop(websocket, room, conn, settings.max_frame_bytes, services.seat_limiter)
+    )
     metrics.game_socket_opened()
     try:
         await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_COMPLETED)
@@ -363,12 +371,21 @@ async def _attach(registry: Registry, table_id: str, conn: Connection) -> Room |
 
 
 async def _read_loop(
-    websocket: WebSocket, room: Room | Forwarder, conn: Connection, max_bytes: int
+    websocket: WebSocket,
+    room: Room | Forwarder,
+    conn: Connection,
+    max_bytes: int,
+    limiter: RateLimiter,
 ) -> None:
+    seat = (room.id, conn.seat)  # a seat's sockets share one allowance
     while True:
         frame = await _receive_frame(websocket)
         if frame is None:
             return
+        if not limiter.allow(seat):
+            metrics.rate_limited("actions")
+            conn.push_frame(presenter.error_frame(_TOO_FAST, room.version))
+            continue
         inbound = presenter.read(frame, max_bytes, seat=conn.seat, version=room.version)
         if isinstance(inbound, presenter.Answer):
             conn.push_frame(inbound.frame)

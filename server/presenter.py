@@ -27,6 +27,7 @@ from server.protocol import (
     BotSpeedMsg,
     CloseCode,
     ErrorMsg,
+    FairnessInfo,
     HintMsg,
     HintReply,
     JoinMsg,
@@ -162,6 +163,11 @@ def table_info(table: TableSnapshot) -> TableInfo:
         bot_speed_ms=table.bot_speed_ms,
         humans=meta.humans,
         match_no=table.match_no,
+        fairness=FairnessInfo(
+            commitments=list(table.commitments),
+            seed=table.reveal.seed if table.reveal else None,
+            salt=table.reveal.salt if table.reveal else None,
+        ),
     )
 
 

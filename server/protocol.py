@@ -23,6 +23,7 @@ __all__ = [
     "ClientMessage",
     "CloseCode",
     "ErrorMsg",
+    "FairnessInfo",
     "HintMsg",
     "HintReply",
     "JoinMsg",
@@ -53,6 +54,8 @@ class ProtocolErrorCode(StrEnum):
     FRAME_TOO_LARGE = "frame_too_large"
     JOIN_REQUIRED = "join_required"
     ALREADY_JOINED = "already_joined"
+    # The seat sent more frames than --actions-per-second allows; nothing was done.
+    RATE_LIMITED = "rate_limited"
 
 
 class CloseCode(IntEnum):
@@ -144,14 +147,24 @@ class SeatInfo(msgspec.Struct, frozen=True):
     connected: bool
 
 
+class FairnessInfo(msgspec.Struct, frozen=True):
+    """Provably fair shuffles (server.fairness): one commitment per deal of this match so
+    far, published as the deal starts; the match's seed and salt once it is over."""
+
+    commitments: list[str]
+    seed: int | None = None
+    salt: str | None = None
+
+
 class TableInfo(msgspec.Struct, frozen=True):
-    """The table around the game: seats, bot speed, match number."""
+    """The table around the game: seats, bot speed, match number, deal commitments."""
 
     id: str
     seats: list[SeatInfo]
     bot_speed_ms: int
     humans: int
     match_no: int
+    fairness: FairnessInfo | None = None
 
 
 class StateMsg(msgspec.Struct, frozen=True, tag="state"):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 from server.bots import BotAction
 from server.engine import NextDeal, Pass, Play
@@ -57,6 +58,8 @@ class Submit:
     listener: Listener
     version: int
     request: Request
+    # When the request arrived (perf_counter), for pdk_action_latency_seconds.
+    received: float = field(default_factory=time.perf_counter)
 
 
 @dataclass(frozen=True, slots=True)

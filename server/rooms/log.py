@@ -75,6 +75,13 @@ class TableMeta(msgspec.Struct, frozen=True):
     # SHA-256 of the watch link's token (spectators), if one was handed out.
     watch_hash: str | None = None
     retired: list[RetiredToken] = msgspec.field(default_factory=list)
+    # 64 hex digits the server chose and never shows: every match's deal seed and
+    # commitment salt derive from it (server.fairness).  Empty for a table created
+    # with a chosen seed (and for tables older than provably fair shuffles).
+    secret: str = ""
+    # The bot speed is a table setting stored here; BotSpeed log entries before this
+    # version (written by older servers) are history, not the current setting.
+    bot_speed_from: int = 0
 
     @property
     def humans(self) -> int:
@@ -87,7 +94,10 @@ class NewMatch(msgspec.Struct, frozen=True, tag="new_match"):
 
 
 class BotSpeed(msgspec.Struct, frozen=True, tag="bot_speed"):
-    """Seat ``seat`` set the pause before each bot move to ``ms``."""
+    """Seat ``seat`` set the pause before each bot move to ``ms``.
+
+    A request only: the room stores the new speed in the meta (older servers
+    appended it to the log, which ``rebuild`` still reads)."""
 
     ms: int
     seat: int
@@ -111,14 +121,21 @@ def _derive(*parts: object) -> int:
     return int.from_bytes(digest[:8], "big") >> 1
 
 
-def match_seed(table_seed: int, match_no: int) -> int:
-    """The deal seed of a table's ``match_no``-th match (the first uses the table seed)."""
+def match_seed(table_seed: int, match_no: int, secret: str = "") -> int:
+    """The deal seed of a table's ``match_no``-th match.
+
+    With the table's ``secret`` every match's seed derives from it, so revealing
+    one match's seed (server.fairness) tells nothing about the next.  A table
+    with a chosen seed (no secret) deals its first match from that seed.
+    """
+    if secret:
+        return _derive("match", secret, match_no)
     return table_seed if match_no == 0 else _derive("match", table_seed, match_no)
 
 
-def bot_seed(table_seed: int, seat: int, version: int) -> int:
+def bot_seed(table_seed: int, seat: int, version: int, secret: str = "") -> int:
     """A bot's seed for the decision it makes at ``version``: the same after a restart."""
-    return _derive("bot", table_seed, seat, version)
+    return _derive("bot", secret or table_seed, seat, version)
 
 
 def rebuild(meta: TableMeta, entries: list[LogEntry]) -> TableState:
@@ -126,13 +143,15 @@ def rebuild(meta: TableMeta, entries: list[LogEntry]) -> TableState:
     match_no = 0
     speed = meta.bot_speed_ms
     actions: list[engine.Action] = []
-    for entry in entries:
+    for position, entry in enumerate(entries):
         if isinstance(entry, NewMatch):
             match_no += 1
             actions = []
         elif isinstance(entry, BotSpeed):
-            speed = entry.ms
+            if position >= meta.bot_speed_from:
+                speed = entry.ms
         else:
             actions.append(entry)
-    state = engine.replay(meta.rules, match_seed(meta.seed, match_no), meta.deals, actions)
+    seed = match_seed(meta.seed, match_no, meta.secret)
+    state = engine.replay(meta.rules, seed, meta.deals, actions)
     return TableState(match=state, match_no=match_no, bot_speed_ms=speed, version=len(entries))

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 
+import msgspec
 from redis.exceptions import RedisError
 
-from server import bots, engine
+from server import bots, engine, fairness, metrics
 from server.bots import BotAction
 from server.engine import EngineError, Event, NextDeal, Pass, Play, SeatView
 from server.usage import USAGE
@@ -50,6 +52,14 @@ from .updates import (
 )
 
 __all__ = ["Room", "RoomClosed"]
+
+_KINDS: dict[type, str] = {
+    Play: "play",
+    Pass: "pass",
+    NextDeal: "next_deal",
+    NewMatch: "new_match",
+    BotSpeed: "bot_speed",
+}
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +107,8 @@ class Room:
         self._bot_task: asyncio.Task[None] | None = None
         self._idle_timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
+        self._fairness: tuple[tuple[int, int, bool], tuple[str, ...], fairness.Reveal | None]
+        self._fairness = ((-1, -1, False), (), None)
         self.closed = False
 
     # --- read-only views for the registry and tests ---------------------------
@@ -264,7 +276,23 @@ class Room:
                 listener, RoomError(RoomReason.MATCH_NOT_OVER, "the match is still going on")
             )
             return
-        await self._commit(request, listener)
+        if isinstance(request, BotSpeed):
+            await self._set_bot_speed(request.ms)
+        elif not await self._commit(request, listener):
+            return
+        metrics.observe_action_latency(time.perf_counter() - command.received)
+
+    async def _set_bot_speed(self, ms: int) -> None:
+        """A table setting, kept in the meta: changing it never grows the log."""
+        if ms != self._bot_speed_ms:
+            meta = msgspec.structs.replace(self.meta, bot_speed_ms=ms, bot_speed_from=self._version)
+            await self._store.save_meta(self.lease, self._version, meta)
+            self.meta = meta
+            self._bot_speed_ms = ms
+            metrics.action_accepted("bot_speed", by_bot=False)
+            if self._bot_task is not None:
+                self._schedule_bot()  # the bot now thinking waits the new pause
+        self._broadcast([])
 
     async def _bot_move(self, command: BotMove) -> None:
         if command.version != self._version:
@@ -291,18 +319,16 @@ class Room:
                     log.error("table %s: bot action refused: %r", self.id, exc)
                 return False
         elif isinstance(entry, NewMatch):
-            new_state = engine.new_match(
-                self.meta.rules, match_seed(self.meta.seed, self._match_no + 1), self.meta.deals
-            )
+            seed = match_seed(self.meta.seed, self._match_no + 1, self.meta.secret)
+            new_state = engine.new_match(self.meta.rules, seed, self.meta.deals)
         # The write comes first: a seat never hears of an action Redis does not hold.
         self._version = await self._store.append(self.lease, self._version, entry)
         USAGE.action_accepted()
+        metrics.action_accepted(_KINDS[type(entry)], by_bot=origin is None)
         if new_state is not None:
             self._state = new_state
             self._match_no += 1
             events = [engine.DealStarted(deal_no=1, leader=new_state.deal.leader)]
-        if isinstance(entry, BotSpeed):
-            self._bot_speed_ms = entry.ms
         self._views.clear()
         self._hint_next.clear()
         self._all_hints.clear()
@@ -326,7 +352,7 @@ class Room:
         )
 
     async def _bot_turn(self, bot: BotSeat, view: SeatView, version: int) -> None:
-        seed = bot_seed(self.meta.seed, bot.seat, version)
+        seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)
         action = await bot.move(view, seed, self._bot_speed_ms / 1000)
         if not self.closed:
             self._inbox.put_nowait(BotMove(bot.seat, version, action))
@@ -374,12 +400,28 @@ class Room:
         )
 
     def _snapshot(self) -> TableSnapshot:
+        commitments, reveal = self._commitments()
         return TableSnapshot(
             meta=self.meta,
             connected=self._connected(),
             bot_speed_ms=self._bot_speed_ms,
             match_no=self._match_no,
+            commitments=commitments,
+            reveal=reveal,
         )
+
+    def _commitments(self) -> tuple[tuple[str, ...], fairness.Reveal | None]:
+        """This match's deal commitments so far, and its seed and salt once it is over."""
+        state = self._state
+        key = (self._match_no, state.deal.deal_no, state.winners is not None)
+        if self._fairness[0] != key:
+            salt = fairness.match_salt(self.meta.secret or self.meta.seed, self._match_no)
+            commitments = tuple(
+                fairness.commitment(state.seed, salt, n) for n in range(1, key[1] + 1)
+            )
+            reveal = fairness.Reveal(state.seed, salt) if key[2] else None
+            self._fairness = (key, commitments, reveal)
+        return self._fairness[1], self._fairness[2]
 
     def _state_update(self, seat: int, snapshot: TableSnapshot, events: list[Event]) -> StateUpdate:
         return StateUpdate(

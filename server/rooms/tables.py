@@ -156,6 +156,9 @@ def build_table(request: CreateTableRequest) -> tuple[TableMeta, list[CreatedSea
         id=table_id,
         rules=_rules(request),
         seed=request.seed if request.seed is not None else secrets.randbits(63),
+        # A chosen seed fixes the deals (replays, bug reports); otherwise the deals come
+        # from a secret nobody sees until each match ends (server.fairness).
+        secret="" if request.seed is not None else secrets.token_hex(32),
         deals=request.deals,
         seats=seats,
         bot_speed_ms=request.bot_speed_ms,

@@ -13,6 +13,7 @@ from typing import Any
 
 from server.engine import Event, SeatView
 from server.errors import ServerError
+from server.fairness import Reveal
 
 from .log import TableMeta
 
@@ -57,6 +58,9 @@ class TableSnapshot:
     connected: tuple[bool, ...]
     bot_speed_ms: int
     match_no: int
+    # server.fairness: commitments to this match's deals so far; seed and salt once over.
+    commitments: tuple[str, ...] = ()
+    reveal: Reveal | None = None
 
 
 @dataclass(frozen=True, slots=True)

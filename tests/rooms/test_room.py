@@ -212,13 +212,41 @@ async def test_bot_speed_changed_mid_turn_by_any_human_is_stored_and_shown_to_al
     room.submit(second.conn, 0, BotSpeed(ms=0, seat=1))
     for sock in (first, second):
         frame = await sock.next("state")
-        assert (frame["version"], frame["table"]["bot_speed_ms"]) == (1, 0)
+        # A table setting: shown to all at once, and the version (the log) does not move.
+        assert (frame["version"], frame["table"]["bot_speed_ms"]) == (0, 0)
     # The waiting bot picks up the new speed and plays.
-    played = await first.state_where(lambda f: f["version"] == 2)
+    played = await first.state_where(lambda f: f["version"] == 1)
     assert view(played)["moves"][0]["seat"] == 2
     entries = await log_of(store, meta.id)
-    assert entries[0] == BotSpeed(ms=0, seat=1)
-    assert rebuild(meta, entries).bot_speed_ms == 0
+    assert not any(isinstance(e, BotSpeed) for e in entries)
+    stored = await store.load_meta(meta.id)
+    assert stored is not None
+    assert rebuild(stored, entries).bot_speed_ms == 0
+
+
+async def test_bot_speed_changes_never_grow_the_log(store: TableStore, registry: Registry) -> None:
+    meta, _ = await new_table(store, humans=2, bots=["normal"], bot_speed_ms=5000)
+    room = await open_room(registry, meta.id)
+    ((sock, _),) = await seat_all(room, [0])
+    # More than the socket's queue holds; it is enough that none of them is logged.
+    for i in range(200):
+        room.submit(sock.conn, room.version, BotSpeed(ms=4000 + i % 2, seat=0))
+    room.submit(sock.conn, room.version, BotSpeed(ms=3333, seat=0))
+    await sock.state_where(lambda f: f["table"]["bot_speed_ms"] == 3333)
+    assert await log_of(store, meta.id) == []
+    stored = await store.load_meta(meta.id)
+    assert stored is not None
+    assert stored.bot_speed_ms == 3333
+
+
+async def test_a_bot_speed_entry_from_an_older_server_is_overridden_by_the_setting(
+    store: TableStore,
+) -> None:
+    meta, _ = await new_table(store, seed=3, bot_speed_ms=800)
+    legacy = [BotSpeed(ms=0, seat=0)]
+    assert rebuild(meta, legacy).bot_speed_ms == 0
+    later = msgspec.structs.replace(meta, bot_speed_ms=1500, bot_speed_from=1)
+    assert rebuild(later, legacy).bot_speed_ms == 1500
 
 
 async def play_to_result(room: Room, sock: Socket) -> dict[str, Any]:

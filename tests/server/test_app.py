@@ -80,8 +80,14 @@ def client_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def live(redis_url: str, client_dir: Path) -> AsyncIterator[LiveServer]:
-    # Seeded several-human tables and many tables a minute: these tests script games.
-    settings = Settings(client_dir=client_dir, allow_fixed_seeds=True, tables_per_minute=10_000)
+    # Seeded several-human tables, many tables a minute, scripted seats acting at
+    # machine speed: these tests script games.
+    settings = Settings(
+        client_dir=client_dir,
+        allow_fixed_seeds=True,
+        tables_per_minute=10_000,
+        actions_per_second=1000,
+    )
     async for server in run_live(settings, redis_url):
         yield server
 

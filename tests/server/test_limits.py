@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
+import redis
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 from wire import (
@@ -188,6 +189,49 @@ def test_a_repeated_log_line_is_written_at_most_the_limit_a_minute(
     assert srv.log_text().count("Invalid HTTP request received") == 5
 
 
+# --- 4. log growth by bot_speed, and per-seat action rate --------------------------
+
+
+def test_bot_speed_frames_never_grow_the_stored_log(server_process: ServerFactory) -> None:
+    srv = server_process(args=["--actions-per-second", "10000"])
+    table = create_table(srv, seed=4, bot_speed_ms=5000)
+    ws = join_raw(srv, table)
+    for i in range(300):
+        ws.send_json({"type": "bot_speed", "version": 0, "ms": 1000 + i % 7})
+    ws.send_json({"type": "bot_speed", "version": 0, "ms": 1234})
+    deadline = time.monotonic() + 20
+    while ws.recv_json("state")["table"]["bot_speed_ms"] != 1234:
+        assert time.monotonic() < deadline
+    ws.close()
+    assert srv.redis_url is not None
+    client = redis.Redis.from_url(srv.redis_url)
+    try:
+        assert client.llen(f"pdk:{{{table['table']}}}:log") == 0
+    finally:
+        client.close()
+
+
+def test_a_seat_sending_too_fast_gets_rate_limited_and_keeps_its_socket(
+    server_process: ServerFactory,
+) -> None:
+    srv = server_process(args=["--actions-per-second", "5"])
+    table = create_table(srv, seed=4)
+    ws = join_raw(srv, table)
+    for _ in range(30):
+        ws.send_json({"type": "ping"})
+    codes: list[str] = []
+    while len(codes) < 30:
+        answer = ws.recv_json()
+        if answer["type"] != "state":  # the bots' moves arrive in between
+            codes.append(answer.get("code", answer["type"]))
+    assert codes.count("pong") == 10  # a burst of twice the rate
+    assert codes.count("rate_limited") == 20
+    time.sleep(1.0)
+    ws.send_json({"type": "ping"})
+    assert ws.recv_json("pong")["type"] == "pong"
+    ws.close()
+
+
 # --- 5. unlimited table creation ----------------------------------------------------
 
 
@@ -308,7 +352,7 @@ def test_listed_origins_are_allowed_and_only_they(server_process: ServerFactory)
 def test_invalid_utf8_is_malformed_json_and_logged_at_most_once_per_connection(
     server_process: ServerFactory,
 ) -> None:
-    srv = server_process()
+    srv = server_process(args=["--actions-per-second", "100"])
     table = create_table(srv, seed=4)
     ws = join_raw(srv, table)
     for _ in range(20):

@@ -30,7 +30,9 @@ def test_metrics_count_actions_refusals_sockets_and_latency(server_process: Serv
     assert status == 201
     ws = RawWebSocket(srv.port)
     ws.send_json({"type": "join", "table": table["table"], "token": table["seats"][0]["token"]})
-    ws.recv_json("state")
+    state = ws.recv_json("state")
+    while state["view"]["turn"] != 0:  # the bots play until it is the human's turn
+        state = ws.recv_json("state")
     ws.send_frame(b"{not json")
     assert ws.recv_json("error")["code"] == "malformed_json"
     before = scrape(srv.url)
@@ -40,6 +42,12 @@ def test_metrics_count_actions_refusals_sockets_and_latency(server_process: Serv
     assert before["pdk_open_connections"] >= 1
     assert before["process_open_fds"] > 0
     assert before['pdk_redis_latency_seconds_count{op="load"}'] >= 1
+    # Bots played up to the human's turn; each bot move is an action.
+    bot_moves = sum(
+        v for k, v in before.items() if k.startswith("pdk_actions_total{") and 'by="bot"' in k
+    )
+    assert bot_moves == state["version"] > 0
+    assert sum(v for k, v in before.items() if k.startswith("pdk_bot_decision_seconds_count")) > 0
     ws.close()
 
 

@@ -172,6 +172,7 @@ def test_each_seat_gets_a_state_frame_with_its_own_hand_only() -> None:
             "bot_speed_ms": 300,
             "humans": 2,
             "match_no": 2,
+            "fairness": {"commitments": [], "seed": None, "salt": None},
         }
 
 

@@ -1,0 +1,56 @@
+"""Provably fair shuffles: commit to every deal before it is played, reveal after the match.
+
+Every deal is a shuffle of the deck by ``engine.deal_hands(removed_ace, seed,
+deal_no)``, where ``seed`` is the match's seed.  The server chooses that seed
+(from a per-table secret, ``rooms.log.match_seed``) and nobody sees it while the
+match is played.  Instead each ``state`` frame carries, for every deal of the
+match so far, a **commitment**:
+
+    sha256("paodekuai-deal/v1/{salt}/{seed}/{deal_no}")   (hex)
+
+published when the deal starts.  ``salt`` is 32 random hex digits per match,
+so the commitment cannot be searched for the seed.  When the match ends the
+frames also carry the seed and the salt.  Anyone can then check, with
+``python -m server.verify``, that each commitment matches and that the hand
+they were dealt is the one that seed deals: the server could not have chosen
+the cards after seeing who sits where or how play went.
+
+The hashing lives here rather than in the engine: commitments are about what
+the table publishes, not about the rules, and the engine stays a pure
+function of its seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from server.engine.cards import CardCode, card_code, deal_hands
+
+__all__ = ["COMMITMENT_FORMAT", "Reveal", "commitment", "dealt_hand", "match_salt"]
+
+COMMITMENT_FORMAT = "paodekuai-deal/v1/{salt}/{seed}/{deal_no}"
+
+
+@dataclass(frozen=True, slots=True)
+class Reveal:
+    """What the end of a match discloses: its seed and salt."""
+
+    seed: int
+    salt: str
+
+
+def match_salt(root: str | int, match_no: int) -> str:
+    """The salt of a table's ``match_no``-th match, derived from its secret (or seed)."""
+    return hashlib.sha256(f"paodekuai-salt/{root}/{match_no}".encode()).hexdigest()[:32]
+
+
+def commitment(seed: int, salt: str, deal_no: int) -> str:
+    """The published commitment to deal ``deal_no`` of the match dealt from ``seed``."""
+    text = COMMITMENT_FORMAT.format(salt=salt, seed=seed, deal_no=deal_no)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def dealt_hand(removed_ace: CardCode, seed: int, deal_no: int, seat: int) -> list[str]:
+    """The cards (codes, sorted) that ``seat`` was dealt in deal ``deal_no`` from ``seed``."""
+    return [card_code(card) for card in deal_hands(removed_ace, seed, deal_no)[seat]]
