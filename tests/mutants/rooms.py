@@ -190,15 +190,15 @@ MUTANTS = [
     Mutant(
         "bot-speed-not-applied",
         "server/rooms/room.py",
-        "            self._bot_speed_ms = entry.ms\n",
+        "            self._bot_speed_ms = ms\n",
         "            pass\n",
         ROOMS,
     ),
     Mutant(
         "new-match-same-deals",
         "server/rooms/room.py",
-        "match_seed(self.meta.seed, self._match_no + 1)",
-        "match_seed(self.meta.seed, self._match_no)",
+        "match_seed(self.meta.seed, self._match_no + 1, self.meta.secret)",
+        "match_seed(self.meta.seed, self._match_no, self.meta.secret)",
         ROOMS,
     ),
     Mutant(
@@ -211,8 +211,8 @@ MUTANTS = [
     Mutant(
         "bot-seed-ignores-version",
         "server/rooms/room.py",
-        "seed = bot_seed(self.meta.seed, bot.seat, version)",
-        "seed = bot_seed(self.meta.seed, bot.seat, 0)",
+        "seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)",
+        "seed = bot_seed(self.meta.seed, bot.seat, 0, self.meta.secret)",
         ROOMS,
     ),
     # --- log, store, tables, tokens ---------------------------------------------
