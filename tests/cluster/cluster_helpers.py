@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import urllib.request
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -25,9 +27,11 @@ from server.rooms.log import LogEntry, TableMeta, rebuild
 
 __all__ = [
     "GUARD_SECONDS",
+    "REPO_ROOT",
     "Player",
     "check_told_against_log",
     "create_table",
+    "free_port",
     "health",
     "log_of",
     "owner_of",
@@ -36,8 +40,18 @@ __all__ = [
 
 SyncRedis = redis.Redis | redis.RedisCluster
 
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+
 # Long enough for anything that is not hung: a guard, never a speed check.
 GUARD_SECONDS = 60.0
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def create_table(base_url: str, **fields: Any) -> dict[str, Any]:
