@@ -61,8 +61,9 @@ log = logging.getLogger(__name__)
 # before any of them reaches the guard (it accepts up to ``backlog`` per wake-up).
 LISTEN_BACKLOG = 128
 # File descriptors kept free when the connection cap is fitted to the limit: one
-# accept burst, plus Redis connections, log files, the bots' worker pool.
-FD_RESERVE = LISTEN_BACKLOG + 64
+# accept burst, plus what the process itself holds (Redis pool and pub/sub
+# connections, log files, the bots' worker pool: 60-100 in practice).
+FD_RESERVE = LISTEN_BACKLOG + 128
 
 
 def raise_fd_limit() -> int:
