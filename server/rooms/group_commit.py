@@ -1,9 +1,10 @@
-"""Group commit: the appends of many tables go to Redis together, one pipeline at a time.
+"""Group commit: the writes of many tables go to Redis together, one pipeline at a time.
 
 With ``appendfsync always`` Redis fsyncs once per event-loop turn for every
 write it received in that turn, and a client that sends its commands one
 round trip at a time pays the whole fsync each time.  Rooms therefore do not
-send their appends themselves: ``GroupCommit.run`` queues one script call and
+send their appends (or lease renewals) themselves: ``GroupCommit.run`` queues one
+script call and
 waits for its own reply; a flusher sends everything queued so far as one
 pipeline (no transaction: each call keeps its own version check and its own
 answer), waits for Redis's replies, which come only after the fsync, and hands
@@ -31,7 +32,7 @@ from redis.exceptions import NoScriptError, ResponseError
 
 __all__ = ["MAX_BATCH", "MAX_IN_FLIGHT", "GroupCommit"]
 
-_Call = tuple[Sequence[Any], Sequence[Any], "asyncio.Future[Any]"]
+_Call = tuple[AsyncScript, Sequence[Any], Sequence[Any], "asyncio.Future[Any]"]
 
 # Calls per pipeline.  Redis runs a batch's scripts back to back (about 10 us each),
 # so this bounds how long one batch holds Redis up for everyone else.
@@ -41,20 +42,19 @@ MAX_IN_FLIGHT = 4
 
 
 class GroupCommit:
-    """Runs one Lua script for many callers, batched into pipelines."""
+    """Runs Lua scripts for many callers, batched into pipelines."""
 
-    def __init__(self, redis: aioredis.Redis, script: AsyncScript) -> None:
+    def __init__(self, redis: aioredis.Redis) -> None:
         self._redis = redis
-        self._script = script
         self._queued: list[_Call] = []
         self._flushers: set[asyncio.Task[None]] = set()
         # Pipelines sent so far (for tests and diagnostics).
         self.pipelines = 0
 
-    async def run(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
-        """The script's answer for ``keys`` and ``args``, once Redis has given it."""
+    async def run(self, script: AsyncScript, keys: Sequence[Any], args: Sequence[Any]) -> Any:
+        """``script``'s answer for ``keys`` and ``args``, once Redis has given it."""
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._queued.append((keys, args, answer))
+        self._queued.append((script, keys, args, answer))
         if len(self._flushers) < MAX_IN_FLIGHT:
             flusher = asyncio.create_task(self._flush(), name="group-commit")
             self._flushers.add(flusher)
@@ -75,7 +75,7 @@ class GroupCommit:
                         conn = await pool.get_connection()  # type: ignore[no-untyped-call]
                     results = await self._send(conn, batch)
                 except BaseException as exc:
-                    for _, _, answer in batch:
+                    for *_, answer in batch:
                         if not answer.done():
                             answer.set_exception(exc)
                     if conn is not None:
@@ -84,7 +84,7 @@ class GroupCommit:
                     if not isinstance(exc, Exception):
                         raise
                     continue
-                for (_, _, answer), result in zip(batch, results, strict=True):
+                for (*_, answer), result in zip(batch, results, strict=True):
                     if answer.done():  # its room stopped waiting (shut down)
                         continue
                     if isinstance(result, Exception):
@@ -96,7 +96,7 @@ class GroupCommit:
                 await pool.release(conn)
             if len(self._flushers) <= 1:
                 # The last flusher was cancelled or failed: nobody else would send these.
-                for _, _, answer in self._queued:
+                for *_, answer in self._queued:
                     if not answer.done():
                         answer.set_exception(ConnectionError("group commit stopped"))
                 self._queued.clear()
@@ -106,9 +106,10 @@ class GroupCommit:
         missing = [i for i, r in enumerate(results) if isinstance(r, NoScriptError)]
         if missing:
             # Redis lost its script cache (a restart): those calls ran nothing, so load
-            # the script and send them again.
-            await conn.send_command("SCRIPT", "LOAD", self._script.script)
-            self._script.sha = await conn.read_response()
+            # their scripts and send them again.
+            for script in {id(batch[i][0]): batch[i][0] for i in missing}.values():
+                await conn.send_command("SCRIPT", "LOAD", script.script)
+                script.sha = await conn.read_response()
             again = await self._round_trip(conn, [batch[i] for i in missing])
             for i, result in zip(missing, again, strict=True):
                 results[i] = result
@@ -117,8 +118,9 @@ class GroupCommit:
     async def _round_trip(self, conn: Connection, batch: list[_Call]) -> list[Any]:
         """Every call of ``batch`` in one write, then each reply (an error is a value)."""
         self.pipelines += 1
-        sha = self._script.sha
-        commands = [("EVALSHA", sha, len(keys), *keys, *args) for keys, args, _ in batch]
+        commands = [
+            ("EVALSHA", script.sha, len(keys), *keys, *args) for script, keys, args, _ in batch
+        ]
         await conn.send_packed_command(conn.pack_commands(commands), check_health=False)
         results: list[Any] = []
         for _ in batch:

@@ -20,9 +20,9 @@ written.  The same script checks the version (and may replace the meta, seat
 state and turn clock, with the entry that changed it), so even two writers
 holding the same number could never fork a table.
 
-On a single Redis (not Cluster) the appends of all tables go out together,
-one pipeline per Redis fsync (``group_commit``); each still waits for its own
-reply, so nothing is acknowledged before Redis holds it.
+On a single Redis (not Cluster) the appends and lease renewals of all tables go
+out together, one pipeline per Redis fsync (``group_commit``); each still waits
+for its own reply, so nothing is acknowledged before Redis holds it.
 """
 
 from __future__ import annotations
@@ -242,11 +242,10 @@ class TableStore:
         self._release = redis.register_script(_RELEASE)
         self._load = redis.register_script(_LOAD)
         self._reserve = redis.register_script(_RESERVE)
-        # Appends of every table of this process share pipelines (see group_commit);
-        # on Redis Cluster each table's slot may live on another node, so they go alone.
-        self._appends = (
-            GroupCommit(redis, self._write_script) if isinstance(redis, aioredis.Redis) else None
-        )
+        # Appends and lease renewals of every table of this process share pipelines
+        # (see group_commit); on Redis Cluster each table's slot may live on another
+        # node, so they go alone.
+        self._batch = GroupCommit(redis) if isinstance(redis, aioredis.Redis) else None
 
     async def ping(self) -> bool:
         """Whether Redis answers (never raises)."""
@@ -307,7 +306,9 @@ class TableStore:
 
     async def renew(self, lease: Lease, lease_ms: int) -> None:
         """Extend ``lease`` by ``lease_ms``; ``LeaseLost`` when another process took it."""
-        await self._fenced(self._renew, lease, ["lease"], [lease.owner, lease_ms])
+        await self._fenced(
+            self._renew, lease, ["lease"], [lease.owner, lease_ms], batch=self._batch
+        )
 
     async def release(self, lease: Lease) -> None:
         """Let others take the table at once (no-op when the number is no longer ours)."""
@@ -341,7 +342,7 @@ class TableStore:
             args.append(_encoder.encode(meta))
         with metrics.redis_timed("append"):
             result = await self._fenced(
-                self._write_script, lease, ["meta", "log"], args, batch=self._appends
+                self._write_script, lease, ["meta", "log"], args, batch=self._batch
             )
         if result < -3:
             raise VersionConflict(expected_version, -4 - result)
@@ -356,12 +357,12 @@ class TableStore:
         *,
         batch: GroupCommit | None = None,
     ) -> int:
-        """Run a ``fenced_script`` for ``lease`` (through ``batch``, which runs ``script``,
+        """Run a ``fenced_script`` for ``lease`` (in a ``batch`` with other tables' writes,
         if given); raises ``LeaseLost`` / ``TableGone``."""
         keys = [_key(lease.table_id, "fence")] + [_key(lease.table_id, r) for r in roles]
         args = [lease.fence, *args]
         if batch is not None:
-            result = int(await batch.run(keys, args))
+            result = int(await batch.run(script, keys, args))
         else:
             result = int(await script(keys=keys, args=args))
         if result == _FENCED:

@@ -19,7 +19,7 @@ async def tables(store: TableStore, n: int) -> list[Lease]:
 
 
 def group_commit(store: TableStore) -> GroupCommit:
-    batch = store._appends
+    batch = store._batch
     assert batch is not None
     return batch
 
@@ -93,3 +93,20 @@ async def test_appends_go_on_after_redis_drops_idle_connections(
     )
     for lease in leases:
         assert await log_of(store, lease.table_id) == [Pass(seat=1), Pass(seat=2)]
+
+
+async def test_lease_renewals_of_many_tables_share_pipelines_with_appends(
+    store: TableStore,
+) -> None:
+    leases = await tables(store, 30)
+    await store.release(leases[7])
+    await lease_of(store, leases[7].table_id, owner="another-process")
+    before = group_commit(store).pipelines
+    results = await asyncio.gather(
+        *(store.renew(lease, 60_000) for lease in leases),
+        *(store.append(lease, 0, Pass(seat=1)) for lease in leases[10:]),
+        return_exceptions=True,
+    )
+    assert isinstance(results[7], LeaseLost)
+    assert [r for i, r in enumerate(results) if i != 7] == [None] * 29 + [1] * 20
+    assert group_commit(store).pipelines - before <= MAX_IN_FLIGHT + 1
