@@ -483,6 +483,9 @@ def main(argv: list[str] | None = None) -> int:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        if result["errors"]:
+            # Why sockets were closed or refused: the server's own words.
+            print((Path(tmp) / "server.log").read_text()[-3000:], file=sys.stderr)
     if args.profile:
         result["profile_top"] = summarise_profile(Path(args.profile), 40)
     if args.tracemalloc:

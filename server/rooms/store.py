@@ -20,9 +20,10 @@ written.  The same script checks the version (and may replace the meta, seat
 state and turn clock, with the entry that changed it), so even two writers
 holding the same number could never fork a table.
 
-On a single Redis (not Cluster) the appends and lease renewals of all tables go
-out together, one pipeline per Redis fsync (``group_commit``); each still waits
-for its own reply, so nothing is acknowledged before Redis holds it.
+On a single Redis (not Cluster) the script calls of all tables (appends, loads,
+lease acquisitions and renewals) go out together, one pipeline per Redis fsync
+(``group_commit``); each still waits for its own reply, so nothing is
+acknowledged before Redis holds it.
 """
 
 from __future__ import annotations
@@ -242,9 +243,9 @@ class TableStore:
         self._release = redis.register_script(_RELEASE)
         self._load = redis.register_script(_LOAD)
         self._reserve = redis.register_script(_RESERVE)
-        # Appends and lease renewals of every table of this process share pipelines
-        # (see group_commit); on Redis Cluster each table's slot may live on another
-        # node, so they go alone.
+        # Every script call of every table of this process (appends, loads, leases)
+        # shares pipelines (see group_commit); on Redis Cluster each table's slot may
+        # live on another node, so they go alone.
         self._batch = GroupCommit(redis) if isinstance(redis, aioredis.Redis) else None
 
     async def ping(self) -> bool:
@@ -265,7 +266,7 @@ class TableStore:
             now = time.time()
             keys: list[Any] = [TABLE_INDEX_KEY]
             args: list[Any] = [now, now + self._ttl, max_tables, meta.id]
-            if not int(await self._reserve(keys=keys, args=args)):
+            if not int(await self._run(self._reserve, keys, args)):
                 raise TooManyTables(f"the server already holds {max_tables} tables")
         created = await self._redis.set(
             _key(meta.id, "meta"), _encoder.encode(meta), ex=self._ttl, nx=True
@@ -284,11 +285,17 @@ class TableStore:
         """Meta and whole log in one script; loading counts as activity (TTL refreshed)."""
         keys = [_key(table_id, role) for role in ("meta", "log", "fence")]
         with metrics.redis_timed("load"):
-            found = await self._load(keys=keys, args=[self._ttl])
+            found = await self._run(self._load, keys, [self._ttl])
         if not found:
             return None
         raw_meta, raw_log = found
         return _meta_decoder.decode(raw_meta), [_entry_decoder.decode(r) for r in raw_log]
+
+    async def _run(self, script: Any, keys: list[Any], args: list[Any]) -> Any:
+        """Run ``script``, batched with other tables' calls where Redis is a single node."""
+        if self._batch is not None:
+            return await self._batch.run(script, keys, args)
+        return await script(keys=keys, args=args)
 
     # --- ownership ---------------------------------------------------------------
 
@@ -296,7 +303,7 @@ class TableStore:
         """Take the table for ``owner`` with the next fencing number (a ``Lease``), or
         the ``Holder`` whose lease is still live, or None when the table is gone."""
         keys = [_key(table_id, role) for role in ("meta", "lease", "fence")]
-        fence, holder = await self._acquire(keys=keys, args=[owner, lease_ms, self._ttl])
+        fence, holder = await self._run(self._acquire, keys, [owner, lease_ms, self._ttl])
         fence = int(fence)
         if fence < 0:
             return None
@@ -306,9 +313,7 @@ class TableStore:
 
     async def renew(self, lease: Lease, lease_ms: int) -> None:
         """Extend ``lease`` by ``lease_ms``; ``LeaseLost`` when another process took it."""
-        await self._fenced(
-            self._renew, lease, ["lease"], [lease.owner, lease_ms], batch=self._batch
-        )
+        await self._fenced(self._renew, lease, ["lease"], [lease.owner, lease_ms])
 
     async def release(self, lease: Lease) -> None:
         """Let others take the table at once (no-op when the number is no longer ours)."""
@@ -341,30 +346,15 @@ class TableStore:
         if meta is not None:
             args.append(_encoder.encode(meta))
         with metrics.redis_timed("append"):
-            result = await self._fenced(
-                self._write_script, lease, ["meta", "log"], args, batch=self._batch
-            )
+            result = await self._fenced(self._write_script, lease, ["meta", "log"], args)
         if result < -3:
             raise VersionConflict(expected_version, -4 - result)
         return result
 
-    async def _fenced(
-        self,
-        script: Any,
-        lease: Lease,
-        roles: list[str],
-        args: list[Any],
-        *,
-        batch: GroupCommit | None = None,
-    ) -> int:
-        """Run a ``fenced_script`` for ``lease`` (in a ``batch`` with other tables' writes,
-        if given); raises ``LeaseLost`` / ``TableGone``."""
+    async def _fenced(self, script: Any, lease: Lease, roles: list[str], args: list[Any]) -> int:
+        """Run a ``fenced_script`` for ``lease``; raises ``LeaseLost`` / ``TableGone``."""
         keys = [_key(lease.table_id, "fence")] + [_key(lease.table_id, r) for r in roles]
-        args = [lease.fence, *args]
-        if batch is not None:
-            result = int(await batch.run(script, keys, args))
-        else:
-            result = int(await script(keys=keys, args=args))
+        result = int(await self._run(script, keys, [lease.fence, *args]))
         if result == _FENCED:
             raise LeaseLost(lease)
         if result == _GONE:
