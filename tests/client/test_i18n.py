@@ -103,3 +103,37 @@ def test_rules_page_examples_are_real_cards_of_the_deck() -> None:
         assert all(card.match(c) for c in codes), row
         assert len(set(codes)) == len(codes), row
         assert not {"2H", "2D", "2C"} & set(codes), row
+
+
+def test_seed_wording_chinese_strong_level_and_german_must_beat() -> None:
+    assert strings("zh-Hans")["level.strong"] == "困难"
+    german = strings("de")
+    assert german["passWhy.must_beat"] == "Stichzwang"
+    rules_de = (CLIENT_DIR / "rules" / "de.html").read_text("utf-8")
+    assert "Stichzwang" in rules_de
+    for text in [*german.values(), rules_de]:
+        assert "Stechpflicht" not in text
+
+
+class _Marked(HTMLParser):
+    """The ``data-tip`` strategy tips and the ``id``-ed FAQ entries of a rules page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tips: list[str] = []
+        self.faq_ids: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "li" and found.get("data-tip"):
+            self.tips.append(str(found["data-tip"]))
+        if tag == "details" and found.get("id"):
+            self.faq_ids.append(str(found["id"]))
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_rules_page_has_the_strategy_tips_and_why_48_cards(lang: str) -> None:
+    page = _Marked()
+    page.feed((CLIENT_DIR / "rules" / f"{lang}.html").read_text("utf-8"))
+    assert page.tips == ["must-beat", "bomb", "track", "endgame"]
+    assert "why-48" in page.faq_ids
