@@ -3,6 +3,28 @@
 
 import { cardElement, sortCodes } from "./cards.js";
 
+// Every card keeps at least this much of itself uncovered, both ways, so a finger can hit it.
+export const TAP_PX = 44;
+const MAX_ROWS = 3;
+
+/**
+ * How to lay out `n` cards in `avail` px when a lone card is `natural` px wide: as few
+ * rows as possible, each card showing a TAP_PX strip (cards shrink to TAP_PX first).
+ */
+export function handLayout(n, avail, natural) {
+  for (let rows = 1; rows <= MAX_ROWS; rows += 1) {
+    const perRow = Math.max(1, Math.ceil(n / rows));
+    const room = perRow > 1 ? avail - (perRow - 1) * TAP_PX : avail;
+    const width = Math.min(natural, room);
+    if (width >= TAP_PX || rows === MAX_ROWS) {
+      const w = Math.max(width, TAP_PX);
+      const step = perRow > 1 ? Math.min(Math.max(natural * 0.6, TAP_PX), (avail - w) / (perRow - 1)) : w;
+      return { rows: Math.ceil(n / perRow) || 1, perRow, width: w, step };
+    }
+  }
+  return { rows: 1, perRow: n, width: natural, step: natural };
+}
+
 export class Hand {
   constructor(el, { nameOf, onChange }) {
     this.el = el;
@@ -13,6 +35,15 @@ export class Hand {
     this.focus = 0;
     this.drag = null;
     this.enabled = true;
+    this.width = 0;
+    // An invisible box as wide as a card would be: the size before the hand is fitted.
+    this.probe = document.createElement("div");
+    this.probe.className = "hand-probe";
+    this.probe.setAttribute("aria-hidden", "true");
+    el.append(this.probe);
+    new ResizeObserver(() => {
+      if (Math.abs(this.el.clientWidth - this.width) > 0.5) this.redraw();
+    }).observe(el);
     el.addEventListener("pointerdown", (e) => this.pointerDown(e));
     el.addEventListener("pointermove", (e) => this.pointerMove(e));
     el.addEventListener("pointerup", () => this.pointerUp());
@@ -38,7 +69,16 @@ export class Hand {
   }
 
   draw(entering) {
-    const slots = this.codes.map((code, i) => {
+    this.width = this.el.clientWidth;
+    const box = getComputedStyle(this.el);
+    const avail = this.width - parseFloat(box.paddingLeft) - parseFloat(box.paddingRight);
+    const fit = handLayout(this.codes.length, avail, this.probe.offsetWidth || TAP_PX);
+    const rows = Array.from({ length: fit.rows }, () => {
+      const row = document.createElement("div");
+      row.className = "hand-row";
+      return row;
+    });
+    this.codes.forEach((code, i) => {
       const slot = document.createElement("div");
       slot.className = "slot";
       const card = cardElement(code, { name: this.nameOf(code) });
@@ -46,11 +86,20 @@ export class Hand {
       card.style.setProperty("--i", i);
       if (entering.has(code)) card.classList.add("dealt");
       slot.append(card);
-      return slot;
+      rows[Math.floor(i / fit.perRow)].append(slot);
     });
-    this.el.replaceChildren(...slots);
-    this.el.style.setProperty("--n", Math.max(this.codes.length, 1));
+    this.el.replaceChildren(this.probe, ...rows);
+    this.el.style.setProperty("--hand-w", `${fit.width}px`);
+    this.el.style.setProperty("--step", `${fit.step}px`);
+    this.el.classList.toggle("rows", fit.rows > 1);
     this.sync();
+  }
+
+  /** Lay the same cards out again (the space changed). */
+  redraw() {
+    const had = this.el.contains(document.activeElement);
+    this.draw(new Set());
+    if (had) this.cardAt(this.focus)?.focus({ preventScroll: true });
   }
 
   /** Reflect selection and focus on the drawn cards without redrawing them. */
@@ -105,9 +154,9 @@ export class Hand {
   }
 
   cardUnder(x) {
-    // Probe along the middle of the row so a drag that drifts up or down still reads the run.
-    const box = this.el.getBoundingClientRect();
-    const hit = document.elementFromPoint(x, box.top + box.height * 0.62);
+    // Probe along the height where the drag started, so a drag that drifts up or down still
+    // reads the run in its own row.
+    const hit = document.elementFromPoint(x, this.drag.y);
     const card = hit && hit.closest(".card");
     return card && this.el.contains(card) ? card : null;
   }
@@ -119,7 +168,7 @@ export class Hand {
     e.preventDefault();
     const code = card.dataset.code;
     const on = !this.chosen.has(code);
-    this.drag = { on, id: e.pointerId };
+    this.drag = { on, id: e.pointerId, y: e.clientY };
     this.focus = this.indexOf(code);
     this.el.setPointerCapture?.(e.pointerId);
     this.toggle(code, on);

@@ -2,6 +2,7 @@
 // from each `state` message.  The server decides every rule; this file only wires input to
 // protocol messages and shows what comes back.
 
+import { AutoPass } from "./autopass.js";
 import { rankString } from "./cards.js";
 import { Hand } from "./hand.js";
 import { cardName, detectLanguage, language, setLanguage, t } from "./i18n.js";
@@ -66,11 +67,33 @@ const app = {
   resultShownFor: null,
   hintLabel: "",
   net: { state: "connecting" },
+  // A play or pass sent and not yet answered: {version, shown}.
+  pending: null,
 };
 
 bindNarration({ announcer: els.announcer, toast: els.toast });
 
 const hand = new Hand(els.hand, { nameOf: cardName, onChange: () => updateControls() });
+
+// "Passed automatically" stays in the status line a moment: the trick may clear at once.
+const AUTO_NOTE_MS = 3000;
+let autoNoteTimer = null;
+function noteAutoPass() {
+  app.autoNote = true;
+  clearTimeout(autoNoteTimer);
+  autoNoteTimer = setTimeout(() => {
+    app.autoNote = false;
+    updateControls();
+  }, AUTO_NOTE_MS);
+}
+
+const autoPass = new AutoPass({
+  pass: (version) => {
+    const view = app.view;
+    if (version !== app.version || app.pending || app.net.state !== "online" || !view?.can_pass) return false;
+    return send({ type: "pass", version });
+  },
+});
 
 // ---------------------------------------------------------------- connection
 
@@ -114,6 +137,12 @@ function connect() {
 let netTimer = null;
 function setNet(status) {
   app.net = status;
+  if (status.state !== "online" && app.pending) {
+    // The socket died before the server answered: say so plainly, the move may be lost.
+    app.pending = null;
+    toast(t("net.notConfirmed"));
+    announce(t("net.notConfirmed"));
+  }
   clearInterval(netTimer);
   const draw = () => {
     const { state, retryAt } = app.net;
@@ -136,10 +165,28 @@ function send(msg) {
     toast(t("net.notSent"));
     return false;
   }
+  if (msg.type === "play" || msg.type === "pass") {
+    const pending = { version: msg.version, shown: false };
+    app.pending = pending;
+    // Shown only if the answer is slow, so a quick round trip does not flicker.
+    setTimeout(() => {
+      if (app.pending !== pending) return;
+      pending.shown = true;
+      updateControls();
+    }, PENDING_AFTER_MS);
+  }
   return true;
 }
 
+const PENDING_AFTER_MS = 400;
+
+function settle(msg) {
+  if (!app.pending) return;
+  if (msg.type === "error" || (msg.type === "state" && msg.version > app.pending.version)) app.pending = null;
+}
+
 function onMessage(msg) {
+  settle(msg);
   if (msg.type === "state") onState(msg);
   else if (msg.type === "hint") onHint(msg);
   else if (msg.type === "error") onError(msg);
@@ -170,10 +217,14 @@ function onState(msg) {
     const mine = [...view.trick].reverse().find((m) => m.seat === ev.seat);
     if (mine) fresh.add(mine);
   }
-  if (prev) narrate(msg.events || [], view, msg.table);
+  const before = prev && !newDeal ? prev.moves.length : 0;
+  const autoPassed = autoPass.madeSince(view, key, before);
+  if (autoPassed) noteAutoPass();
+  if (prev) narrate(msg.events || [], view, msg.table, autoPassed);
   if (newDeal) hand.clear();
   hand.setCards(view.hand, app.settings.sort, { enter: newDeal ? view.hand : [] });
   render(fresh);
+  autoPass.consider({ view, version: msg.version, dealKey: key, enabled: app.settings.autoPass });
 
   const myTurn = view.turn === view.seat;
   if (myTurn && (!prev || prev.turn !== view.seat)) cue("turn");
@@ -199,7 +250,7 @@ function render(fresh = new Set()) {
   const seats = placement(view.seat);
   renderSeat(els.seatLeft, { view, table, seat: seats.left, side: "left" });
   renderSeat(els.seatRight, { view, table, seat: seats.right, side: "right" });
-  renderPiles(els.piles, { view, table, fresh });
+  renderPiles(els.piles, { view, table, fresh, autoMade: (move) => autoPass.madeIt(view, app.dealKey, move) });
   renderCounter(els.counter, view, app.settings.counter);
   renderMe(els.meInfo, { view, table });
   const rules = t(`preset.${view.rules.preset}.name`);
@@ -224,17 +275,21 @@ function updateControls() {
   els.continue.textContent = view.match_over ? t("result.newMatch") : t("result.nextDeal");
   const myTurn = view.turn === view.seat;
   const sel = hand.selected();
+  const waiting = Boolean(app.pending);
   const legal = myTurn && sel.length > 0 && isLegal(view, sel);
-  setEnabled(els.play, legal && online);
+  setEnabled(els.play, legal && online && !waiting);
   els.play.classList.toggle("ready", legal);
-  setEnabled(els.pass, myTurn && view.can_pass && online);
+  els.controls.setAttribute("aria-busy", String(Boolean(app.pending?.shown)));
+  setEnabled(els.pass, myTurn && view.can_pass && online && !waiting);
   els.pass.classList.toggle("locked", myTurn && !view.can_pass);
   els.pass.classList.toggle("suggested", myTurn && view.can_pass);
   els.passWhy.textContent = myTurn && !view.can_pass && view.pass_reason ? t(`passWhy.${view.pass_reason}`) : "";
   setEnabled(els.hint, myTurn && online && view.legal.length > 0);
   setEnabled(els.clear, sel.length > 0);
-  const chip = app.hintLabel && myTurn ? h("span", { class: "chip", text: app.hintLabel }) : "";
-  els.status.replaceChildren(statusText({ view, table: app.table }), chip);
+  let chip = app.hintLabel && myTurn ? h("span", { class: "chip", text: app.hintLabel }) : "";
+  if (app.autoNote && !myTurn) chip = h("span", { class: "chip auto", text: t("move.autoPass") });
+  if (app.pending?.shown) els.status.replaceChildren(h("span", { class: "pending", text: t("net.pending") }));
+  else els.status.replaceChildren(statusText({ view, table: app.table }), chip);
 }
 
 function isLegal(view, sel) {
@@ -252,7 +307,7 @@ function setEnabled(button, on) {
 
 function play() {
   const view = app.view;
-  if (!view || view.result) return;
+  if (!view || view.result || app.pending) return;
   const sel = hand.selected();
   if (!sel.length) {
     toast(view.turn === view.seat ? t("toast.selectFirst") : reasonText("not_your_turn"));
@@ -264,7 +319,7 @@ function play() {
 
 function pass() {
   const view = app.view;
-  if (!view || view.result) return;
+  if (!view || view.result || app.pending) return;
   if (!view.can_pass) {
     toast(reasonText(view.pass_reason || "must_beat"));
     cue("error");

@@ -13,7 +13,7 @@ export function bindNarration({ announcer, toast: toastElement }) {
   toastEl = toastElement;
 }
 
-export function narrate(events, view, table) {
+export function narrate(events, view, table, autoPassed = false) {
   const lines = [];
   const name = (s) => seatName(table, view, s);
   for (const ev of events) {
@@ -23,7 +23,8 @@ export function narrate(events, view, table) {
         cue(ev.kind === "bomb" ? "bomb" : "play");
         break;
       case "passed":
-        lines.push(t(ev.seat === view.seat ? "say.youPass" : "say.passes", { name: name(ev.seat) }));
+        if (ev.seat !== view.seat) lines.push(t("say.passes", { name: name(ev.seat) }));
+        else lines.push(t(autoPassed ? "say.youAutoPass" : "say.youPass"));
         cue("pass");
         break;
       case "trick_cleared":
@@ -34,7 +35,7 @@ export function narrate(events, view, table) {
         if (ev.seat !== view.seat) cue("lastCard");
         break;
       case "bomb_paid":
-        lines.push(t("say.bombPaid", { name: name(ev.seat), n: ev.points[ev.seat] }));
+        lines.push(t(ev.seat === view.seat ? "say.youBombPaid" : "say.bombPaid", { name: name(ev.seat), n: ev.points[ev.seat] }));
         break;
       case "deal_started":
         lines.push(t("say.dealStarted", { n: ev.deal_no, name: name(ev.leader) }));

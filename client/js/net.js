@@ -39,7 +39,12 @@ export async function createTable(settings, playerName) {
 // Close codes after which retrying the same seat is pointless.
 export const FATAL_CLOSE = new Set([4400, 4401, 4404]);
 
-const PING_MS = 20000;
+// A silent stall (the TCP connection stays open but nothing arrives) shows only as silence:
+// ping often, and give the socket up when a frame we sent has had no answer of any kind
+// for STALL_MS.  A socket that has not joined within JOIN_TIMEOUT_MS is given up too.
+export const PING_MS = 2000;
+export const STALL_MS = 4000;
+const JOIN_TIMEOUT_MS = 8000;
 const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 15000;
 
@@ -53,10 +58,13 @@ export class Connection {
     this.attempt = 0;
     this.retryTimer = null;
     this.pingTimer = null;
+    this.joinTimer = null;
     this.closed = false;
     this.joined = false;
+    // When the oldest frame still waiting for any answer was sent (null: none is waiting).
+    this.waitingSince = null;
     this.retryNow = () => {
-      if (!this.closed && (!this.ws || this.ws.readyState > 1)) this.open();
+      if (!this.closed && !this.ws) this.open();
     };
     this.onVisible = () => {
       if (document.visibilityState === "visible") this.retryNow();
@@ -72,12 +80,18 @@ export class Connection {
     const ws = new WebSocket(`${proto}//${location.host}/ws`);
     this.ws = ws;
     this.joined = false;
+    this.waitingSince = null;
     this.onStatus({ state: "connecting" });
+    this.joinTimer = setTimeout(() => {
+      if (this.ws === ws && !this.joined) this.drop(ws);
+    }, JOIN_TIMEOUT_MS);
     ws.addEventListener("open", () => {
       ws.send(JSON.stringify({ type: "join", table: this.table, token: this.token }));
-      this.pingTimer = setInterval(() => this.send({ type: "ping" }), PING_MS);
+      this.pingTimer = setInterval(() => this.tick(ws), PING_MS);
     });
     ws.addEventListener("message", (ev) => {
+      if (this.ws !== ws) return;
+      this.waitingSince = null;
       let msg;
       try {
         msg = JSON.parse(ev.data);
@@ -87,13 +101,15 @@ export class Connection {
       if (msg.type === "state" && !this.joined) {
         this.joined = true;
         this.attempt = 0;
+        clearTimeout(this.joinTimer);
         this.onStatus({ state: "online" });
       }
       this.onMessage(msg);
     });
     ws.addEventListener("close", (ev) => {
-      clearInterval(this.pingTimer);
       if (this.ws !== ws || this.closed) return;
+      this.stopTimers();
+      this.ws = null;
       if (FATAL_CLOSE.has(ev.code)) {
         this.closed = true;
         this.onFatal(ev.code);
@@ -101,6 +117,33 @@ export class Connection {
       }
       this.scheduleRetry();
     });
+  }
+
+  /** Every PING_MS: a ping, and the verdict on a socket that has gone quiet. */
+  tick(ws) {
+    if (this.ws !== ws || !this.joined) return;
+    if (this.waitingSince !== null && Date.now() - this.waitingSince > STALL_MS) {
+      this.drop(ws);
+      return;
+    }
+    this.send({ type: "ping" });
+  }
+
+  /** Give up on `ws` at once (its close handshake may never finish) and retry. */
+  drop(ws) {
+    this.stopTimers();
+    this.ws = null;
+    try {
+      ws.close(4000, "no answer");
+    } catch {
+      // Closing a socket that is still connecting throws in some browsers; it is gone anyway.
+    }
+    this.scheduleRetry();
+  }
+
+  stopTimers() {
+    clearInterval(this.pingTimer);
+    clearTimeout(this.joinTimer);
   }
 
   scheduleRetry() {
@@ -117,15 +160,17 @@ export class Connection {
       return false;
     }
     this.ws.send(JSON.stringify(msg));
+    if (this.waitingSince === null) this.waitingSince = Date.now();
     return true;
   }
 
   close() {
     this.closed = true;
     clearTimeout(this.retryTimer);
-    clearInterval(this.pingTimer);
+    this.stopTimers();
     window.removeEventListener("online", this.retryNow);
     document.removeEventListener("visibilitychange", this.onVisible);
     if (this.ws && this.ws.readyState <= 1) this.ws.close(1000);
+    this.ws = null;
   }
 }

@@ -38,6 +38,11 @@ export function seatInfo(table, seat) {
 
 const signed = (n) => (n > 0 ? `+${n}` : String(n));
 
+/** A seat's score right now: the match total plus bomb points already paid in this deal. */
+export function liveTotal(view, seat) {
+  return view.totals[seat] + (view.result ? 0 : view.bomb_points?.[seat] ?? 0);
+}
+
 /** A play's cards with the biggest groups first: "9 9 9 3 7" reads as a trio plus two. */
 export function groupOrder(codes) {
   const count = {};
@@ -102,7 +107,7 @@ export function renderSeat(el, { view, table, seat, side }) {
         fan,
         h("b", { class: "count-n", "aria-label": t("seat.cardsLeft", { n: count }), text: String(count) }),
       ),
-      h("div", { class: "score", "aria-label": t("seat.score", { n: view.totals[seat] }), text: signed(view.totals[seat]) }),
+      h("div", { class: "score", "aria-label": t("seat.score", { n: liveTotal(view, seat) }), text: signed(liveTotal(view, seat)) }),
       h("div", { class: "badges" }, badges(view, seat)),
     ),
   );
@@ -114,14 +119,14 @@ export function renderMe(el, { view, table }) {
   el.replaceChildren(
     avatar(seatName(table, view, me), me, "human"),
     h("span", { class: "name", id: "me-label", text: seatName(table, view, me) }),
-    h("span", { class: "score", "aria-label": t("seat.score", { n: view.totals[me] }), text: signed(view.totals[me]) }),
+    h("span", { class: "score", "aria-label": t("seat.score", { n: liveTotal(view, me) }), text: signed(liveTotal(view, me)) }),
     ...badges(view, me),
   );
   el.parentElement.parentElement.classList.toggle("is-turn", view.turn === me);
 }
 
 /** What each seat has put down in the current trick (or "pass"), with the play to beat marked. */
-export function renderPiles(piles, { view, table, fresh }) {
+export function renderPiles(piles, { view, table, fresh, autoMade = () => false }) {
   const last = lastMoves(view);
   for (const [side, seat] of Object.entries(placement(view.seat))) {
     const el = piles[side];
@@ -134,7 +139,8 @@ export function renderPiles(piles, { view, table, fresh }) {
     }
     const isNew = fresh.has(move);
     if (move.kind === "pass") {
-      el.replaceChildren(h("div", { class: `pass-bubble${isNew ? " enter" : ""}`, text: t("move.pass") }));
+      const auto = autoMade(move);
+      el.replaceChildren(h("div", { class: `pass-bubble${isNew ? " enter" : ""}${auto ? " auto" : ""}`, text: t(auto ? "move.autoPass" : "move.pass") }));
       continue;
     }
     const onTop = view.table && view.table.seat === seat && view.table.cards.join() === move.cards.join();
@@ -163,7 +169,10 @@ export function renderCounter(el, view, show) {
       h("span", { class: "cnt-n", "aria-hidden": "true", text: String(n) }),
     );
   });
-  el.replaceChildren(h("h2", { class: "sr-only", text: t("counter.title") }), h("ul", { title: t("counter.title") }, cells));
+  el.replaceChildren(
+    h("h2", { class: "counter-label", id: "counter-label", title: t("counter.title"), text: t("counter.label") }),
+    h("ul", { title: t("counter.title"), "aria-labelledby": "counter-label" }, cells),
+  );
 }
 
 /** The line under the table that says what is going on for us right now. */

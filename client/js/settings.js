@@ -27,6 +27,7 @@ export class SettingsSheet {
     $("#opt-four", dialog).addEventListener("change", (e) => this.setDisplay({ fourColour: e.target.checked }));
     $("#opt-counter", dialog).addEventListener("change", (e) => this.setDisplay({ counter: e.target.checked }));
     $("#opt-sound", dialog).addEventListener("change", (e) => this.setDisplay({ sound: e.target.checked }));
+    $("#opt-autopass", dialog).addEventListener("change", (e) => this.setDisplay({ autoPass: e.target.checked }));
   }
 
   open() {
@@ -99,6 +100,7 @@ export class SettingsSheet {
     $("#opt-four", d).checked = s.fourColour;
     $("#opt-counter", d).checked = s.counter;
     $("#opt-sound", d).checked = s.sound;
+    $("#opt-autopass", d).checked = s.autoPass;
   }
 
   stage(patch) {

@@ -14,6 +14,7 @@ export const DEFAULT_SETTINGS = Object.freeze({
   fourColour: false,
   sort: "rank",
   counter: true,
+  autoPass: true,
 });
 
 function read(key) {

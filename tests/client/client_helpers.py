@@ -4,6 +4,7 @@ and small waits on the page's read-only ``window.pdk.state()``."""
 from __future__ import annotations
 
 import json
+import os
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,3 +113,66 @@ def take_turn_with_hint_or_pass(page: Any) -> None:
         page.wait_for_selector('#btn-play[aria-disabled="false"]')
         page.click("#btn-play")
     wait_version_above(page, before["version"])
+
+
+# Phone portrait (two widths), phone landscape and a desktop: every layout check runs at all.
+SIZES = {
+    "390x844": (390, 844),
+    "360x740": (360, 740),
+    "844x390": (844, 390),
+    "1280x800": (1280, 800),
+}
+LOCALES = {"en": "en-US", "de": "de-DE", "zh-Hans": "zh-CN", "it": "it-IT"}
+
+
+def find_seed(preset: str, test: Any, limit: int = 5000) -> tuple[int, Any]:
+    """The first seed whose opening position satisfies ``test(state)`` (truthy answer)."""
+    from server import engine
+
+    for seed in range(limit):
+        state = engine.new_match(engine.PRESETS[preset], seed, 1)
+        answer = test(state)
+        if answer:
+            return seed, answer
+    raise AssertionError(f"no {preset} seed below {limit} has the position asked for")
+
+
+class RawSeat:
+    """One human seat driven over a raw WebSocket from the test (another player)."""
+
+    def __init__(self, live: Live, seat: Seat) -> None:
+        from websockets.sync.client import connect
+
+        self._connection = connect(live.url.replace("http", "ws") + "/ws", open_timeout=10)
+        self.ws = self._connection.__enter__()
+        self.ws.send(json.dumps({"type": "join", "table": seat.table, "token": seat.token}))
+        self.version = -1
+        self.view: dict[str, Any] = {}
+        self.wait_version(None)
+
+    def wait_version(self, above: int | None) -> dict[str, Any]:
+        """Read frames until a state newer than ``above`` (any state for None) arrives."""
+        while True:
+            msg = json.loads(self.ws.recv(timeout=WAIT_MS / 1000))
+            if msg["type"] == "error":
+                raise AssertionError(f"server refused: {msg}")
+            if msg["type"] == "state":
+                self.version, self.view = msg["version"], msg["view"]
+                if above is None or self.version > above:
+                    return self.view
+
+    def play(self, cards: list[str]) -> None:
+        version = self.version
+        self.ws.send(json.dumps({"type": "play", "version": version, "cards": cards}))
+        self.wait_version(version)
+
+    def close(self) -> None:
+        self._connection.__exit__(None, None, None)
+
+
+def shot_dir(tmp_path: Path) -> Path:
+    """Where screenshots go: the test's tmp dir, or PDK_SCREENSHOT_DIR (e.g. docs/screenshots)."""
+    keep = os.environ.get("PDK_SCREENSHOT_DIR")
+    path = Path(keep) if keep else tmp_path
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -45,7 +45,8 @@ def live(server_process: Callable[..., Any]) -> Live:
 def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
     """Factory: a page in a fresh browser context (own localStorage), errors collected.
 
-    Any uncaught page error fails the test at teardown.
+    Any uncaught page error fails the test at teardown.  Auto-pass starts off (unless
+    ``auto_pass``) so a test that passes by hand is not raced by the automatic pass.
     """
     contexts: list[Any] = []
     errors: list[str] = []
@@ -55,6 +56,7 @@ def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
         height: int = 844,
         locale: str = "en-US",
         reduced_motion: str = "reduce",
+        auto_pass: bool = False,
     ) -> Any:
         context = browser.new_context(
             viewport={"width": width, "height": height},
@@ -62,6 +64,11 @@ def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
             reduced_motion=reduced_motion,
         )
         contexts.append(context)
+        if not auto_pass:
+            context.add_init_script(
+                "if (!localStorage.getItem('pdk.settings'))"
+                " localStorage.setItem('pdk.settings', JSON.stringify({autoPass: false}));"
+            )
         page = context.new_page()
         page.set_default_timeout(WAIT_MS)
         page.on("pageerror", lambda exc: errors.append(str(exc)))

@@ -1,16 +1,21 @@
-"""Losing the server and coming back, and inviting a second person to the table."""
+"""Losing the server (killed, or frozen with its sockets open) and coming back, and
+inviting a second person to the table."""
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from client_helpers import Live, hand_codes, state, strings, wait_joined
+from client_helpers import Live, click_card, hand_codes, state, strings, wait_joined
 
 pytestmark = pytest.mark.browser
 
 EN = strings("en")
+# The client's bound is about 6 s (a ping every 2 s, 4 s of silence); slack for a slow machine.
+STALL_NOTICED_MS = 12_000
 
 
 def test_server_restart_shows_offline_then_resumes_the_same_position(
@@ -78,3 +83,41 @@ def test_a_two_person_table_offers_an_invite_link_that_joins_the_second_seat(
         "() => pdk.state().table.seats.find(s => s.seat === 1).connected === true"
     )
     host.wait_for_selector(f"#seat-right .level:text-is('{EN['seat.human']}')")
+
+
+def test_a_silent_stall_is_noticed_and_a_move_in_flight_is_reported_not_sent(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    """SIGSTOP freezes the server with its sockets open: nothing arrives, nothing closes."""
+    (seat,) = live.create_table(seed=7, bot_speed_ms=0)  # seat 0 leads the match
+    page = new_page()
+    page.goto(live.seat_url(seat))
+    view = wait_joined(page)["view"]
+    for code in view["hints"][0]:
+        click_card(page, code)
+    page.wait_for_selector('#btn-play[aria-disabled="false"]')
+    pid = live.process.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        page.click("#btn-play")
+        # Sent, not answered: the player sees it is on its way, and cannot send it twice.
+        page.wait_for_selector('#controls[aria-busy="true"]')
+        assert page.inner_text("#status") == EN["net.pending"]
+        assert page.get_attribute("#btn-play", "aria-disabled") == "true"
+        # Noticed within seconds (pings every 2 s, a 4 s silence ends the socket).
+        page.wait_for_function("() => pdk.state().net !== 'online'", timeout=STALL_NOTICED_MS)
+        page.wait_for_selector(f"#toast:text-is('{EN['net.notConfirmed']}')")
+        assert page.locator("#net").is_visible()
+        assert page.get_attribute("#controls", "aria-busy") == "false"
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    # Back: the client reconnects on its own and shows the server's position.
+    page.wait_for_function("() => pdk.state().net === 'online'")
+    page.wait_for_selector("#net", state="hidden")
+    assert hand_codes(page) == sorted_like_page(page, state(page)["view"]["hand"])
+
+
+def sorted_like_page(page: Any, codes: list[str]) -> list[str]:
+    ranks, suits = "3456789TJQKA2", "SHDC"
+    return sorted(codes, key=lambda c: (ranks.index(c[0]), suits.index(c[1])))

@@ -6,7 +6,6 @@ keep them.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 import pytest
 from client_helpers import (
     Live,
+    shot_dir,
     state,
     take_turn_with_hint_or_pass,
     wait_joined,
@@ -48,13 +48,6 @@ OVERFLOW_JS = """() => {
   }
   return out;
 }"""
-
-
-def shot_dir(tmp_path: Path) -> Path:
-    keep = os.environ.get("PDK_SCREENSHOT_DIR")
-    path = Path(keep) if keep else tmp_path
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def assert_fits(page: Any) -> None:

@@ -1,0 +1,118 @@
+"""Issue 13, defects 2, 4 and 7: the top bar stays usable while offline, toasts never cover
+what the player reads to decide (status line, badges, card counter, hand, buttons), and the
+card counter says what it counts.  At every size, in every language."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from client_helpers import LOCALES, SIZES, Live, strings, wait_joined
+
+pytestmark = pytest.mark.browser
+
+SEED = 7  # seat 0 leads the match, so Pass is refused with a toast
+
+# Where ``selector`` is drawn, and whether its text is cut off (ellipsis or clipping).
+BOX_JS = """(selector) => {
+  const el = document.querySelector(selector);
+  if (!el || !el.getClientRects().length) return null;
+  const r = el.getBoundingClientRect();
+  return {left: r.left, top: r.top, right: r.right, bottom: r.bottom,
+          cut: el.scrollWidth > el.clientWidth + 1};
+}"""
+
+# Everything the toast must leave uncovered, as boxes.
+READ_JS = """() => {
+  const out = [];
+  const sel = ['#status', '#me-info', '.badge', '#counter', '#controls', '#hand .card',
+               '.seat-card', '.top-actions .icon-btn'];
+  for (const el of document.querySelectorAll(sel.join(','))) {
+    if (!el.getClientRects().length) continue;
+    const r = el.getBoundingClientRect();
+    out.push({what: el.id || el.className, left: r.left, top: r.top, right: r.right,
+              bottom: r.bottom});
+  }
+  return out;
+}"""
+
+
+def open_pages(live: Live, new_page: Callable[..., Any], size: str) -> dict[str, Any]:
+    width, height = SIZES[size]
+    pages = {}
+    for lang, locale in LOCALES.items():
+        (seat,) = live.create_table(seed=SEED, bot_speed_ms=0, deals=5)
+        page = new_page(width=width, height=height, locale=locale)
+        page.goto(live.seat_url(seat))
+        wait_joined(page)
+        pages[lang] = page
+    return pages
+
+
+def box(page: Any, selector: str) -> dict[str, Any]:
+    found: dict[str, Any] | None = page.evaluate(BOX_JS, selector)
+    assert found is not None, f"{selector} is not shown"
+    return found
+
+
+def inside(page: Any, b: dict[str, Any]) -> bool:
+    width, height = page.viewport_size["width"], page.viewport_size["height"]
+    return bool(b["left"] >= 0 and b["top"] >= 0 and b["right"] <= width and b["bottom"] <= height)
+
+
+def overlaps(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return bool(
+        a["left"] < b["right"] - 1
+        and b["left"] < a["right"] - 1
+        and a["top"] < b["bottom"] - 1
+        and b["top"] < a["bottom"] - 1
+    )
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_offline_notice_leaves_the_top_bar_whole(
+    size: str, live: Live, new_page: Callable[..., Any]
+) -> None:
+    pages = open_pages(live, new_page, size)
+    live.process.kill()
+    for lang, page in pages.items():
+        page.wait_for_selector("#net:not([hidden])")
+        page.wait_for_function("() => pdk.state().net === 'offline'")
+        for selector in ("#btn-settings", "#btn-rules", "#net", "#deal-info"):
+            b = box(page, selector)
+            assert inside(page, b), f"{lang} {size}: {selector} is off screen: {b}"
+            assert not b["cut"], f"{lang} {size}: {selector} is cut off"
+        pill = box(page, "#deal-info")
+        assert pill["right"] - pill["left"] > 60, f"{lang} {size}: preset pill squeezed"
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_toasts_never_cover_the_status_badges_counter_or_controls(
+    size: str, live: Live, new_page: Callable[..., Any]
+) -> None:
+    for lang, page in open_pages(live, new_page, size).items():
+        table = strings(lang)
+        # Two toasts: a short refusal and the longest hint a newcomer sees.
+        for button, key in (
+            ("#btn-pass", "reason.leader_may_not_pass"),
+            ("#btn-play", "toast.selectFirst"),
+        ):
+            page.click(button, force=True)
+            page.wait_for_selector(f"#toast:text-is('{table[key]}')")
+            toast = box(page, "#toast")
+            assert inside(page, toast), f"{lang} {size}: toast off screen {toast}"
+            covered = [r["what"] for r in page.evaluate(READ_JS) if overlaps(toast, r)]
+            assert not covered, f"{lang} {size}: the {key} toast covers {covered}"
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_card_counter_has_a_visible_label(
+    size: str, live: Live, new_page: Callable[..., Any]
+) -> None:
+    for lang, page in open_pages(live, new_page, size).items():
+        label = page.locator("#counter .counter-label")
+        assert label.inner_text().strip() == strings(lang)["counter.label"], lang
+        b = box(page, "#counter .counter-label")
+        assert inside(page, b), f"{lang} {size}: counter label off screen"
+        assert not b["cut"], f"{lang} {size}: counter label cut off"

@@ -1,0 +1,90 @@
+"""Issue 13, defects 8 and 9: the seat scores include bomb points paid during the deal, the
+bomb is announced in good grammar in every language, and Play stays dimmed for a first play
+without the 3 of spades when the rules ask for it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from client_helpers import (
+    LANGUAGES,
+    LOCALES,
+    Live,
+    click_card,
+    find_seed,
+    hand_codes,
+    strings,
+    wait_joined,
+    wait_version_above,
+)
+
+from server import engine
+
+pytestmark = pytest.mark.browser
+
+
+def we_lead_with_four_threes(state: engine.MatchState) -> bool:
+    hand = engine.seat_view(state, 0).hand
+    return state.deal.turn == 0 and sum(code[0] == "3" for code in hand) == 4
+
+
+def we_lead_with_two_threes(state: engine.MatchState) -> bool:
+    hand = engine.seat_view(state, 0).hand
+    return state.deal.turn == 0 and sum(code[0] == "3" for code in hand) >= 2
+
+
+def open_seat(live: Live, new_page: Callable[..., Any], seed: int, preset: str, lang: str) -> Any:
+    (seat,) = live.create_table(seed=seed, rules=preset, bot_speed_ms=2000)
+    page = new_page(locale=LOCALES[lang])
+    page.goto(live.seat_url(seat))
+    wait_joined(page)
+    return page
+
+
+@pytest.mark.parametrize("preset", ["classic", "kawu"])
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_bomb_paid_at_once_shows_in_the_seat_scores_and_is_announced(
+    lang: str, preset: str, live: Live, new_page: Callable[..., Any]
+) -> None:
+    seed, _ = find_seed(preset, we_lead_with_four_threes)
+    page = open_seat(live, new_page, seed, preset, lang)
+    table = strings(lang)
+    for code in ("3S", "3H", "3D", "3C"):
+        click_card(page, code)
+    page.wait_for_selector('#btn-play[aria-disabled="false"]')
+    version = page.evaluate("pdk.state().version")
+    page.click("#btn-play")
+    wait_version_above(page, version)
+    view = page.evaluate("pdk.state().view")
+    assert view["result"] is None
+    assert view["bomb_points"] == [20, -10, -10]
+    # The deal is still on: the live totals are the match totals plus the bombs paid so far.
+    assert page.inner_text("#me-info .score") == "+20"
+    assert page.inner_text("#seat-left .score") == "-10"
+    assert page.inner_text("#seat-right .score") == "-10"
+    said = page.inner_text("#announcer")
+    assert table["say.youBombPaid"].format(n=20) in said
+    assert table["seat.you"] + "'s" not in said
+
+
+def test_play_is_dimmed_for_a_first_play_without_the_three_of_spades(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    seed, _ = find_seed("classic", we_lead_with_two_threes)
+    page = open_seat(live, new_page, seed, "classic", "en")
+    threes = [c for c in hand_codes(page) if c[0] == "3" and c != "3S"]
+    # Another 3 alone is a legal single by rank, but not without the 3 of spades.
+    click_card(page, threes[0])
+    assert page.get_attribute("#btn-play", "aria-disabled") == "true"
+    click_card(page, threes[0])
+    click_card(page, "3S")
+    assert page.get_attribute("#btn-play", "aria-disabled") == "false"
+    # A pair of 3s must hold the 3 of spades too.
+    click_card(page, threes[0])
+    assert page.get_attribute("#btn-play", "aria-disabled") == "false"
+    if len(threes) > 1:
+        click_card(page, "3S")
+        click_card(page, threes[1])
+        assert page.get_attribute("#btn-play", "aria-disabled") == "true"
