@@ -122,6 +122,25 @@ SIZES = {
     "844x390": (844, 390),
     "1280x800": (1280, 800),
 }
+# Each card's rank corner must be on screen and on top: left edge, middle and right edge.
+HIDDEN_CARDS_JS = """(side) => {
+  const bad = [];
+  for (const card of document.querySelectorAll(`#pile-${side} .play .card`)) {
+    const box = card.getBoundingClientRect();
+    if (box.left < 0 || box.top < 0 || box.right > innerWidth || box.bottom > innerHeight) {
+      bad.push(`${card.dataset.code} outside the viewport`);
+      continue;
+    }
+    const rank = card.querySelector('.corner .rank').getBoundingClientRect();
+    const y = rank.top + rank.height / 2;
+    for (const x of [rank.left + 1, rank.left + rank.width / 2, rank.right - 1]) {
+      const hit = document.elementFromPoint(x, y);
+      if (!hit || hit.closest('.card') !== card) bad.push(`${card.dataset.code} rank covered`);
+    }
+  }
+  return bad;
+}"""
+
 LOCALES = {"en": "en-US", "de": "de-DE", "zh-Hans": "zh-CN", "it": "it-IT"}
 
 

@@ -37,7 +37,9 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def live(server_process: Callable[..., Any]) -> Live:
-    process = server_process()
+    # Fixed seeds on tables with several people (a test plays the other seats) are
+    # refused unless the server is told it is being tested.
+    process = server_process(args=["--allow-fixed-seeds", "true"])
     return Live(url=process.url, process=process)
 
 

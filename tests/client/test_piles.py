@@ -8,30 +8,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import SIZES, Live, RawSeat, find_seed, shot_dir, wait_joined
+from client_helpers import (
+    HIDDEN_CARDS_JS,
+    SIZES,
+    Live,
+    RawSeat,
+    find_seed,
+    shot_dir,
+    wait_joined,
+)
 
 from server import engine
 
 pytestmark = pytest.mark.browser
-
-# Each card's rank corner must be on screen and on top: left edge, middle and right edge.
-HIDDEN_CARDS_JS = """(side) => {
-  const bad = [];
-  for (const card of document.querySelectorAll(`#pile-${side} .play .card`)) {
-    const box = card.getBoundingClientRect();
-    if (box.left < 0 || box.top < 0 || box.right > innerWidth || box.bottom > innerHeight) {
-      bad.push(`${card.dataset.code} outside the viewport`);
-      continue;
-    }
-    const rank = card.querySelector('.corner .rank').getBoundingClientRect();
-    const y = rank.top + rank.height / 2;
-    for (const x of [rank.left + 1, rank.left + rank.width / 2, rank.right - 1]) {
-      const hit = document.elementFromPoint(x, y);
-      if (!hit || hit.closest('.card') !== card) bad.push(`${card.dataset.code} rank covered`);
-    }
-  }
-  return bad;
-}"""
 
 LONG_PLAYS = [("straight", 12), ("pair_run", 10), ("airplane", 10)]
 # Seen from seat 0: seat 1 (next in turn) sits on the right, seat 2 on the left.
