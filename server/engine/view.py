@@ -62,6 +62,8 @@ class SeatView(_Public, gc=False, frozen=True):
     pass_reason: str | None
     hints: list[list[str]]
     counter: dict[str, int]
+    # Once the deal is over (never before): the cards each seat still held, by seat.
+    revealed: list[list[str]]
 
 
 def public_view(state: MatchState) -> PublicView:
@@ -119,7 +121,16 @@ def seat_view(state: MatchState, seat: int) -> SeatView:
         pass_reason=pass_reason,
         hints=hints_for(state, seat, limit=MAX_HINTS),
         counter=_counter(state, hand),
+        revealed=_revealed(state),
     )
+
+
+def _revealed(state: MatchState) -> list[list[str]]:
+    """Every seat's remaining cards once the deal is over; empty while it is played."""
+    deal = state.deal
+    if deal.result is None:
+        return []
+    return [[card_code(c) for c in hand] for hand in deal.hands]
 
 
 def hints_for(state: MatchState, seat: int, *, limit: int | None = None) -> list[list[str]]:

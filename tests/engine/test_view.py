@@ -272,3 +272,40 @@ def test_public_view_names_no_card_held_by_any_seat_at_any_point_of_a_match(pres
             for hand in state.deal.hands:
                 for card in hand:
                     assert f'"{engine.card_code(card)}"' not in encoded
+
+
+@pytest.mark.parametrize("preset", ["classic", "sixteen", "kawu"])
+def test_no_seat_view_names_another_seats_card_while_the_deal_is_played(preset: str) -> None:
+    rng = random.Random(f"reveal-{preset}")
+    for seed in range(3):
+        for state, _ in play_match(engine.PRESETS[preset], seed, 5, rng):
+            if state.deal.result is not None:
+                continue
+            for seat in range(3):
+                view = engine.seat_view(state, seat)
+                assert view.revealed == []
+                encoded = msgspec.json.encode(view).decode()
+                for other in range(3):
+                    if other != seat:
+                        for card in state.deal.hands[other]:
+                            assert f'"{engine.card_code(card)}"' not in encoded
+
+
+@pytest.mark.parametrize("preset", ["classic", "sixteen", "kawu"])
+def test_once_the_deal_is_over_every_seat_sees_the_cards_the_others_still_held(
+    preset: str,
+) -> None:
+    rng = random.Random(f"reveal-end-{preset}")
+    ended = 0
+    for state, action in play_match(engine.PRESETS[preset], 11, 5, rng):
+        if state.deal.result is None:
+            continue
+        assert isinstance(action, engine.NextDeal)
+        ended += 1
+        held = [[engine.card_code(c) for c in hand] for hand in state.deal.hands]
+        assert sum(map(len, held)) == sum(state.deal.result.cards_left)
+        for seat in range(3):
+            assert engine.seat_view(state, seat).revealed == held
+        # Spectators are not shown the hands: the public view stays card-free.
+        assert not hasattr(engine.public_view(state), "revealed")
+    assert ended == 4  # every deal but the last is followed by NextDeal

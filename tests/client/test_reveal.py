@@ -1,0 +1,81 @@
+"""Reveal at deal end: once the deal is over, each opponent's remaining cards are shown
+face up where their plays were, whole, at every size and in every language; never before."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from client_helpers import (
+    HIDDEN_CARDS_JS,
+    LANGUAGES,
+    SIZES,
+    Live,
+    shot_dir,
+    state,
+    strings,
+    take_turn_with_hint_or_pass,
+    wait_joined,
+    wait_my_turn_or_result,
+)
+
+pytestmark = pytest.mark.browser
+
+MAX_OWN_TURNS = 60
+RANKS, SUITS = "3456789TJQKA2", "SHDC"
+
+
+def set_language(page: Any, lang: str) -> None:
+    page.evaluate(
+        "(lang) => { const s = JSON.parse(localStorage.getItem('pdk.settings') || '{}');"
+        " s.lang = lang; localStorage.setItem('pdk.settings', JSON.stringify(s)); }",
+        lang,
+    )
+    page.reload()
+    wait_joined(page)
+
+
+def test_the_cards_left_in_the_other_hands_show_once_the_deal_is_over(
+    live: Live, new_page: Callable[..., Any], tmp_path: Path
+) -> None:
+    (seat,) = live.create_table(seed=7, bot_speed_ms=0, deals=5)
+    page = new_page()
+    page.goto(live.seat_url(seat))
+    wait_joined(page)
+    for _ in range(MAX_OWN_TURNS):
+        snapshot = wait_my_turn_or_result(page)
+        if snapshot["view"]["result"] is not None:
+            break
+        # While the deal is played, the server reveals nothing and nothing is drawn.
+        assert snapshot["view"]["revealed"] == []
+        assert page.locator(".play.revealed").count() == 0
+        take_turn_with_hint_or_pass(page)
+    view = state(page)["view"]
+    me = view["seat"]
+    sides = {"right": (me + 1) % 3, "left": (me + 2) % 3}
+    assert [len(cards) for cards in view["revealed"]] == view["result"]["cards_left"]
+    assert any(view["revealed"][s] for s in sides.values())
+    for lang in LANGUAGES:
+        set_language(page, lang)
+        page.wait_for_selector("#result-sheet[open]")
+        page.keyboard.press("Escape")
+        for side, other in sides.items():
+            held = view["revealed"][other]
+            shown = page.eval_on_selector_all(
+                f"#pile-{side} .play.revealed .card", "cs => cs.map(c => c.dataset.code)"
+            )
+            assert shown == sorted(held, key=lambda c: (RANKS.index(c[0]), SUITS.index(c[1])))
+            if not held:
+                continue
+            name = page.inner_text(f"#seat-{side}-name")
+            caption = page.inner_text(f"#pile-{side} .play.revealed figcaption")
+            assert caption == strings(lang)["reveal.held"].format(name=name, n=len(held))
+            for size, (width, height) in SIZES.items():
+                page.set_viewport_size({"width": width, "height": height})
+                page.evaluate("() => new Promise(r => requestAnimationFrame(() => r()))")
+                hidden = page.evaluate(HIDDEN_CARDS_JS, side)
+                assert not hidden, f"{lang} {size} {side}: {hidden}"
+        page.set_viewport_size({"width": 390, "height": 844})
+    page.screenshot(path=str(shot_dir(tmp_path) / "reveal-portrait.png"))
