@@ -39,6 +39,7 @@ from server.protocol import (
     Pong,
     ProtocolError,
     ProtocolErrorCode,
+    RenameMsg,
     SeatInfo,
     StateMsg,
     TableInfo,
@@ -47,7 +48,7 @@ from server.protocol import (
     encode,
 )
 from server.rooms.commands import AskHint, Request
-from server.rooms.log import BotSpeed, NewMatch
+from server.rooms.log import BotSpeed, NewMatch, Rename
 from server.rooms.updates import (
     Closing,
     HintAnswer,
@@ -141,6 +142,8 @@ def request_for(message: VersionedMessage, seat: int) -> Request:
         return NextDeal()
     if isinstance(message, NewMatchMsg):
         return NewMatch()
+    if isinstance(message, RenameMsg):
+        return Rename(seat=seat, name=message.name)
     assert isinstance(message, BotSpeedMsg)
     return BotSpeed(ms=message.ms, seat=seat)
 

@@ -19,6 +19,7 @@ from server.engine.view import SeatView
 from server.errors import ServerError
 
 __all__ = [
+    "MAX_RAW_NAME_CHARS",
     "BotSpeedMsg",
     "ClientMessage",
     "CloseCode",
@@ -35,6 +36,7 @@ __all__ = [
     "Pong",
     "ProtocolError",
     "ProtocolErrorCode",
+    "RenameMsg",
     "SeatInfo",
     "ServerMessage",
     "StateMsg",
@@ -43,6 +45,9 @@ __all__ = [
     "decode_client",
     "encode",
 ]
+
+# The longest raw name a rename frame may carry; rooms.names decides what is a name.
+MAX_RAW_NAME_CHARS = 64
 
 
 class ProtocolErrorCode(StrEnum):
@@ -119,18 +124,36 @@ class NewMatchMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="
     version: int
 
 
+class RenameMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="rename"):
+    """Set the sender's seat name (checked by ``rooms.names.clean_name``)."""
+
+    version: int
+    # A loose bound on the raw text; the name rules themselves are the room's.
+    name: Annotated[str, msgspec.Meta(max_length=MAX_RAW_NAME_CHARS)]
+
+
 class PingMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="ping"):
     """Keep-alive; answered with ``pong``."""
 
 
 ClientMessage: TypeAlias = (
-    JoinMsg | PlayMsg | PassMsg | HintMsg | BotSpeedMsg | NextDealMsg | NewMatchMsg | PingMsg
+    JoinMsg
+    | PlayMsg
+    | PassMsg
+    | HintMsg
+    | BotSpeedMsg
+    | NextDealMsg
+    | NewMatchMsg
+    | RenameMsg
+    | PingMsg
 )
 # What a joined connection forwards to its room: every one carries a version.
-VersionedMessage: TypeAlias = PlayMsg | PassMsg | HintMsg | BotSpeedMsg | NextDealMsg | NewMatchMsg
+VersionedMessage: TypeAlias = (
+    PlayMsg | PassMsg | HintMsg | BotSpeedMsg | NextDealMsg | NewMatchMsg | RenameMsg
+)
 
 _CLIENT_TYPES = frozenset(
-    {"join", "play", "pass", "hint", "bot_speed", "next_deal", "new_match", "ping"}
+    {"join", "play", "pass", "hint", "bot_speed", "next_deal", "new_match", "rename", "ping"}
 )
 
 

@@ -44,11 +44,13 @@ export function t(key, params = {}) {
   return text.replace(/\{(\w+)\}/g, (m, name) => (name in params ? String(params[name]) : m));
 }
 
-/** Fill `data-i18n` (text), `data-i18n-aria` (aria-label) and `data-i18n-title` attributes. */
+/** Fill `data-i18n` (text), `data-i18n-aria` (aria-label), `data-i18n-title` and
+ * `data-i18n-placeholder` attributes. */
 export function translateStatic(root) {
   for (const el of root.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
   for (const el of root.querySelectorAll("[data-i18n-aria]")) el.setAttribute("aria-label", t(el.dataset.i18nAria));
   for (const el of root.querySelectorAll("[data-i18n-title]")) el.title = t(el.dataset.i18nTitle);
+  for (const el of root.querySelectorAll("[data-i18n-placeholder]")) el.placeholder = t(el.dataset.i18nPlaceholder);
 }
 
 /** "Ten of hearts" etc., for screen readers and announcements. */

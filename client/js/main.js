@@ -104,7 +104,7 @@ async function openNewTable(notice) {
   setNet({ state: "connecting" });
   els.status.textContent = t("status.opening");
   try {
-    const res = await createTable(app.settings);
+    const res = await createTable(app.settings, app.settings.name || null);
     const [mine, ...others] = res.seats;
     app.session = { table: res.table, token: mine.token, seat: mine.seat, invites: others };
     saveSession(app.session);
@@ -225,6 +225,7 @@ function onState(msg) {
   hand.setCards(view.hand, app.settings.sort, { enter: newDeal ? view.hand : [] });
   render(fresh);
   autoPass.consider({ view, version: msg.version, dealKey: key, enabled: app.settings.autoPass });
+  syncName();
 
   const myTurn = view.turn === view.seat;
   if (myTurn && (!prev || prev.turn !== view.seat)) cue("turn");
@@ -242,6 +243,15 @@ function onState(msg) {
   } else if (els.resultSheet.open) {
     els.resultSheet.close();
   }
+}
+
+/** Tell the table our chosen name if it shows another one for our seat. */
+function syncName() {
+  const name = app.settings.name;
+  const mine = app.table?.seats?.find((s) => s.seat === app.view?.seat);
+  if (!name || !mine || mine.name === name || app.net.state !== "online" || app.renaming === app.version) return;
+  app.renaming = app.version;
+  send({ type: "rename", version: app.version, name });
 }
 
 function render(fresh = new Set()) {
@@ -424,6 +434,11 @@ const settings = new SettingsSheet({
     saveSettings(app.settings);
     settings.sync(app.settings, ms);
     if (app.view) send({ type: "bot_speed", version: app.version, ms });
+  },
+  onName: (name) => {
+    app.settings.name = name;
+    saveSettings(app.settings);
+    syncName();
   },
   onNewTable: (table) => {
     Object.assign(app.settings, table);

@@ -3,6 +3,7 @@
 
 import { RANKS, cardBack, cardElement, rankLabel, sortCodes } from "./cards.js";
 import { cardName, t } from "./i18n.js";
+import { isPlaceholder } from "./names.js";
 
 export const $ = (sel, root = document) => root.querySelector(sel);
 
@@ -27,8 +28,10 @@ export function placement(me) {
 export function seatName(table, view, seat) {
   if (seat === view.seat) return t("seat.you");
   const info = table?.seats?.find((s) => s.seat === seat);
-  // Bots have names (Anna, Ben); other people are numbered in our own language.
+  // Bots have names (Anna, Ben), and so do people who chose one; the others are
+  // numbered in our own language.
   if (info?.kind === "bot" && info.name) return info.name;
+  if (info && !isPlaceholder(info.name, seat)) return info.name;
   return t("seat.player", { n: seat + 1 });
 }
 
@@ -132,6 +135,20 @@ export function renderPiles(piles, { view, table, fresh, autoMade = () => false 
     const el = piles[side];
     const move = last[seat];
     el.classList.toggle("is-turn", view.turn === seat);
+    const held = seat !== view.seat ? view.revealed?.[seat] : null;
+    if (view.result && held?.length) {
+      // The deal is over: the server now shows what this seat still held.
+      const cards = sortCodes(held).map((c) => cardElement(c, { name: cardName(c), size: "pile" }));
+      el.replaceChildren(
+        h(
+          "figure",
+          { class: "play revealed", style: `--n:${cards.length}` },
+          h("div", { class: "play-cards" }, cards),
+          h("figcaption", { text: t("reveal.held", { name: seatName(table, view, seat), n: held.length }) }),
+        ),
+      );
+      continue;
+    }
     if (!move) {
       const waiting = view.turn === seat && seat !== view.seat;
       el.replaceChildren(waiting ? h("div", { class: "thinking", "aria-hidden": "true" }, h("i"), h("i"), h("i")) : "");

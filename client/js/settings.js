@@ -3,6 +3,7 @@
 // table, after a confirmation, since the server fixes them when the table is created.
 
 import { LANGUAGES, t } from "./i18n.js";
+import { checkName } from "./names.js";
 import { $, h } from "./render.js";
 
 export const PRESETS = ["classic", "sixteen", "kawu"];
@@ -17,8 +18,16 @@ export const SPEEDS = [
 const TABLE_KEYS = ["rules", "deals", "humans", "bots"];
 
 export class SettingsSheet {
-  constructor({ dialog, settings, onDisplay, onSpeed, onNewTable, confirm }) {
-    Object.assign(this, { dialog, settings, onDisplay, onSpeed, onNewTable, confirm });
+  constructor({ dialog, settings, onDisplay, onSpeed, onNewTable, onName, confirm }) {
+    Object.assign(this, { dialog, settings, onDisplay, onSpeed, onNewTable, onName, confirm });
+    const nameInput = $("#name-input", dialog);
+    nameInput.addEventListener("change", (e) => this.setName(e.target.value));
+    // Enter takes the name without closing the sheet (the form would submit).
+    nameInput.addEventListener("keydown", (e) => {
+      if (e.key !== "Enter") return;
+      e.preventDefault();
+      this.setName(nameInput.value);
+    });
     this.staged = pickTable(settings);
     this.currentSpeed = settings.botSpeed;
     $("#btn-apply-table", dialog).addEventListener("click", () => this.applyTable());
@@ -41,6 +50,14 @@ export class SettingsSheet {
     this.settings = settings;
     if (speedMs !== undefined) this.currentSpeed = speedMs;
     if (this.dialog.open) this.render();
+  }
+
+  /** Check a typed name; a good one is kept and sent, a bad one explained in place. */
+  setName(raw) {
+    const { name, why } = checkName(raw);
+    $("#name-why", this.dialog).textContent = why ? t(`name.${why}`) : "";
+    $("#name-input", this.dialog).setAttribute("aria-invalid", String(Boolean(why)));
+    if (name) this.onName(name);
   }
 
   setDisplay(patch) {
@@ -95,6 +112,8 @@ export class SettingsSheet {
     $("#speed-choices", d).replaceChildren(
       ...SPEEDS.map(([key, ms]) => segment("speed", key, nearestSpeed(this.currentSpeed) === ms, t(`speed.${key}`), () => this.onSpeed(ms))),
     );
+    const input = $("#name-input", d);
+    if (document.activeElement !== input && input.getAttribute("aria-invalid") !== "true") input.value = s.name || "";
     $("#lang-select", d).value = LANGUAGES.includes(s.lang) ? s.lang : document.documentElement.lang;
     $("#sort-select", d).value = s.sort;
     $("#opt-four", d).checked = s.fourColour;

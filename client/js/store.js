@@ -15,6 +15,7 @@ export const DEFAULT_SETTINGS = Object.freeze({
   sort: "rank",
   counter: true,
   autoPass: true,
+  name: "", // empty: the server's placeholder ("Player n" in our language)
 });
 
 function read(key) {

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from server.bots import BotAction
 from server.engine import NextDeal, Pass, Play
 
-from .log import BotSpeed, NewMatch
+from .log import BotSpeed, NewMatch, Rename
 from .seats import Listener
 from .updates import Closing
 
@@ -33,7 +33,7 @@ class AskHint:
 
 
 # What a human seat may ask of its table: an engine action, a table change, or a hint.
-Request = Play | Pass | NextDeal | NewMatch | BotSpeed | AskHint
+Request = Play | Pass | NextDeal | NewMatch | BotSpeed | Rename | AskHint
 
 
 @dataclass(frozen=True, slots=True)

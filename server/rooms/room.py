@@ -38,7 +38,17 @@ from .commands import (
     Stop,
     Submit,
 )
-from .log import BotSpeed, LogEntry, NewMatch, TableMeta, TableState, bot_seed, match_seed
+from .log import (
+    BotSpeed,
+    LogEntry,
+    NewMatch,
+    Rename,
+    TableMeta,
+    TableState,
+    bot_seed,
+    match_seed,
+)
+from .names import NameRefused, clean_name
 from .seats import BotSeat, Listener
 from .store import Lease, StoreError, TableStore
 from .updates import (
@@ -271,6 +281,12 @@ class Room:
         if isinstance(request, AskHint):
             self._hint(listener)
             return
+        if isinstance(request, Rename):
+            try:
+                request = Rename(seat=listener.seat, name=clean_name(request.name))
+            except NameRefused as exc:
+                self._refuse(listener, RoomError(RoomReason.INVALID_NAME, str(exc)))
+                return
         if isinstance(request, NewMatch) and self._state.winners is None:
             self._refuse(
                 listener, RoomError(RoomReason.MATCH_NOT_OVER, "the match is still going on")
@@ -321,8 +337,11 @@ class Room:
         elif isinstance(entry, NewMatch):
             seed = match_seed(self.meta.seed, self._match_no + 1, self.meta.secret)
             new_state = engine.new_match(self.meta.rules, seed, self.meta.deals)
+        meta = _renamed(self.meta, entry) if isinstance(entry, Rename) else None
         # The write comes first: a seat never hears of an action Redis does not hold.
-        self._version = await self._store.append(self.lease, self._version, entry)
+        self._version = await self._store.append(self.lease, self._version, entry, meta)
+        if meta is not None:
+            self.meta = meta
         USAGE.action_accepted()
         metrics.action_accepted(_KINDS[type(entry)], by_bot=origin is None)
         if new_state is not None:
@@ -436,3 +455,12 @@ class Room:
             update = self._state_update(seat, snapshot, events)
             for listener in list(listeners):
                 listener.push(update)
+
+
+def _renamed(meta: TableMeta, entry: Rename) -> TableMeta:
+    """``meta`` with seat ``entry.seat`` called ``entry.name``."""
+    seats = [
+        msgspec.structs.replace(s, name=entry.name) if s.seat == entry.seat else s
+        for s in meta.seats
+    ]
+    return msgspec.structs.replace(meta, seats=seats)

@@ -15,6 +15,7 @@ import msgspec
 
 from server import bots, engine
 from server.config import MAX_BOT_SPEED_MS
+from server.protocol import MAX_RAW_NAME_CHARS
 
 from .clock import (
     DEFAULT_GRACE_SECONDS,
@@ -23,6 +24,7 @@ from .clock import (
     default_turn_seconds,
 )
 from .log import SeatMeta, TableMeta
+from .names import clean_name
 from .store import TableStore
 from .tokens import hash_token, new_table_id, new_token
 
@@ -73,7 +75,7 @@ class CreateTableRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True
     bots: list[str] | None = None
     bot_speed_ms: Annotated[int, msgspec.Meta(ge=0, le=MAX_BOT_SPEED_MS)] = 800
     humans: Annotated[int, msgspec.Meta(ge=1, le=3)] = 1
-    name: Annotated[str, msgspec.Meta(min_length=1, max_length=24)] = "You"
+    name: Annotated[str, msgspec.Meta(max_length=MAX_RAW_NAME_CHARS)] = "You"
     # Fixes the deals (for tests, replays and bug reports); random when absent.
     seed: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] | None = None
     # Seconds per human turn (0: no clock); absent: none alone, 30 with friends.
@@ -131,6 +133,7 @@ def build_table(request: CreateTableRequest) -> tuple[TableMeta, list[CreatedSea
     )
     check_turn_seconds(turn_seconds)
     check_grace_seconds(request.grace_seconds)
+    host_name = clean_name(request.name)  # NameRefused is a ValueError
     bot_seats = 3 - request.humans
     levels: list[str] = list(request.bots) if request.bots is not None else ["normal"] * bot_seats
     if len(levels) != bot_seats:
@@ -144,7 +147,7 @@ def build_table(request: CreateTableRequest) -> tuple[TableMeta, list[CreatedSea
     for seat in range(3):
         if seat < request.humans:
             token = new_token()
-            name = request.name if seat == 0 else human_name(seat)
+            name = host_name if seat == 0 else human_name(seat)
             seats.append(SeatMeta(seat=seat, kind="human", name=name, token_hash=hash_token(token)))
             created.append(
                 CreatedSeat(seat=seat, token=token, invite=f"/#table={table_id}&token={token}")

@@ -34,6 +34,7 @@ class RoomReason(StrEnum):
 
     STALE_VERSION = "stale_version"
     MATCH_NOT_OVER = "match_not_over"
+    INVALID_NAME = "invalid_name"
 
 
 class RoomError(ServerError[RoomReason]):

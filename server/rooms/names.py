@@ -1,0 +1,35 @@
+"""Player names: what a person may call themselves at a table.
+
+A name is shown to every seat and spoken by screen readers, so it is plain text:
+1 to ``MAX_NAME_CHARS`` characters once trimmed, no markup characters, no control
+or invisible formatting characters.  The same check serves ``POST /api/tables``
+and the ``rename`` message.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+__all__ = ["MARKUP", "MAX_NAME_CHARS", "NameRefused", "clean_name"]
+
+MAX_NAME_CHARS = 24
+MARKUP = frozenset("<>&\"'`")
+
+
+class NameRefused(ValueError):
+    """The name is empty, too long, or holds markup or control characters."""
+
+
+def clean_name(raw: str) -> str:
+    """``raw`` trimmed and NFC-normalised; raises ``NameRefused`` saying what is wrong."""
+    name = unicodedata.normalize("NFC", raw).strip()
+    if not name:
+        raise NameRefused("a name needs at least one visible character")
+    if len(name) > MAX_NAME_CHARS:
+        raise NameRefused(f"a name has at most {MAX_NAME_CHARS} characters, not {len(name)}")
+    if bad := sorted({ch for ch in name if ch in MARKUP}):
+        raise NameRefused(f"a name may not hold markup characters ({' '.join(bad)})")
+    # Category C: control, format (invisible direction marks), surrogates, private, unassigned.
+    if any(unicodedata.category(ch).startswith("C") for ch in name):
+        raise NameRefused("a name may not hold control or invisible characters")
+    return name

@@ -1,0 +1,70 @@
+"""Player names: set in the settings, checked, and seen by the other seats."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from client_helpers import LANGUAGES, LOCALES, Live, state, strings, wait_joined
+
+pytestmark = pytest.mark.browser
+
+
+def set_name(page: Any, name: str) -> None:
+    page.click("#btn-settings")
+    page.fill("#name-input", name)
+    page.press("#name-input", "Enter")
+
+
+def test_a_name_set_in_the_settings_is_what_the_other_seat_sees(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    host_seat, guest_seat = live.create_table(seed=3, humans=2, bots=["normal"])
+    host = new_page()
+    host.goto(live.seat_url(host_seat))
+    wait_joined(host)
+    guest = new_page()
+    guest.goto(live.seat_url(guest_seat))
+    wait_joined(guest)
+    assert guest.inner_text("#seat-left-name") == strings("en")["seat.player"].format(n=1)
+
+    set_name(host, "  王小明 ")
+    host.keyboard.press("Escape")
+    # The host sits on the guest's left; the name arrives with the next state.
+    guest.wait_for_selector("#seat-left-name:text-is('王小明')")
+    assert host.inner_text("#me-label") == strings("en")["seat.you"]
+    # Kept across a reload, and not sent again when the table already has it.
+    version = state(host)["version"]
+    host.reload()
+    wait_joined(host)
+    host.wait_for_timeout(500)
+    assert state(host)["version"] == version
+    host.click("#btn-settings")
+    assert host.input_value("#name-input") == "王小明"
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_name_with_markup_is_explained_and_never_sent(
+    lang: str, live: Live, new_page: Callable[..., Any]
+) -> None:
+    (seat,) = live.create_table(seed=3, bot_speed_ms=0)
+    page = new_page(locale=LOCALES[lang])
+    page.goto(live.seat_url(seat))
+    wait_joined(page)
+    table = strings(lang)
+    set_name(page, "<b>Mei</b>")
+    assert page.inner_text("#name-why") == table["name.markup"]
+    assert page.get_attribute("#name-input", "aria-invalid") == "true"
+    # The field stops typing at 24; a longer value put there by a script is refused.
+    page.evaluate(
+        "() => { const i = document.querySelector('#name-input');"
+        " i.value = 'y'.repeat(25); i.dispatchEvent(new Event('change')); }"
+    )
+    assert page.inner_text("#name-why") == table["name.long"]
+    page.wait_for_timeout(300)
+    assert state(page)["table"]["seats"][0]["name"] == "You"
+    assert page.locator("#toast").is_hidden()  # no refusal came back: nothing was sent
+    box = page.locator("#name-why").bounding_box()
+    assert box is not None
+    assert box["x"] + box["width"] <= page.viewport_size["width"]
