@@ -38,6 +38,7 @@ from server.rooms import tables
 from server.rooms.bus import Bus
 from server.rooms.connect import connect
 from server.rooms.forward import Forwarder
+from server.rooms.history import history
 from server.rooms.registry import DEFAULT_IDLE_SECONDS, Registry, process_id
 from server.rooms.room import Room, RoomClosed
 from server.rooms.store import Redis, StoreError, TableStore, TooManyTables
@@ -185,6 +186,31 @@ def create_app(
             return _error(503, "storage_unavailable", "the table store is unreachable")
         return _Json(created, status_code=201)
 
+    async def table_history(request: Request) -> Response:
+        """``GET /api/tables/{id}/history``: the finished deals, for a seat's token only."""
+        table_id = request.path_params["table"]
+        auth = request.headers.get("authorization", "")
+        token = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
+        if not valid_table_id(table_id):
+            return _error(404, "unknown_table", "no such table")
+        try:
+            loaded = await services().store.load(table_id)
+        except (RedisError, OSError) as exc:
+            log.warning("cannot read table %s: %s", table_id, exc)
+            return _error(503, "storage_unavailable", "the table store is unreachable")
+        if loaded is None:
+            return _error(404, "unknown_table", "no such table")
+        meta, entries = loaded
+        # Replays show every hand: only the table's own seats may watch them.
+        if not token or seat_for_token(token, [s.token_hash for s in meta.seats]) is None:
+            return _error(401, "bad_token", "a seat token of this table is needed")
+        try:
+            found = await asyncio.to_thread(history, meta, entries)
+        except EngineError as exc:
+            log.warning("table %s: log does not replay: %r", table_id, exc)
+            return _error(500, "internal_error", "the table's log does not replay")
+        return _Json(found)
+
     async def healthz(request: Request) -> Response:
         live = services()
         reachable = await live.store.ping()
@@ -231,6 +257,7 @@ def create_app(
     return Starlette(
         routes=[
             Route("/api/tables", create_table, methods=["POST"]),
+            Route("/api/tables/{table}/history", table_history, methods=["GET"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/api/usage", usage, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),

@@ -5,6 +5,7 @@
 import { AutoPass } from "./autopass.js";
 import { rankString } from "./cards.js";
 import { Hand } from "./hand.js";
+import { HistorySheet, replayFromHash } from "./history.js";
 import { cardName, detectLanguage, language, setLanguage, t } from "./i18n.js";
 import { ApiError, Connection, createTable } from "./net.js";
 import {
@@ -54,6 +55,7 @@ const els = {
   confirmSheet: $("#confirm-sheet"),
   inviteSheet: $("#invite-sheet"),
   rulesSheet: $("#rules-sheet"),
+  historySheet: $("#history-sheet"),
 };
 
 const app = {
@@ -236,7 +238,8 @@ function onState(msg) {
     if (app.resultShownFor !== key) {
       app.resultShownFor = key;
       // Let the final play land on the table before the panel covers it.
-      setTimeout(() => openResult(), prev && !prev.result ? 900 : 0);
+      // ...unless a replay is open: the result stays one tap away ("Show result").
+      setTimeout(() => els.historySheet.open || openResult(), prev && !prev.result ? 900 : 0);
     } else if (els.resultSheet.open) {
       drawResult();
     }
@@ -460,6 +463,24 @@ function applyDisplay() {
   }
 }
 
+const historySheet = new HistorySheet({
+  dialog: els.historySheet,
+  mySeat: () => app.view?.seat ?? app.session?.seat ?? 0,
+  onCopied: () => toast(t("invite.copied")),
+});
+
+/** Open the history of our table (or a replay link's deal, if it is our table). */
+function openHistory(pick = null) {
+  const session = app.session;
+  if (!session?.table || !session?.token) return;
+  if (pick && pick.table !== session.table) {
+    toast(t("history.notSeated"));
+    return;
+  }
+  for (const d of document.querySelectorAll("dialog[open]")) if (d.id !== "history-sheet") d.close();
+  historySheet.open(session.table, session.token, pick);
+}
+
 function openInvites() {
   const list = $("#invite-list");
   const { invites = [] } = app.session || {};
@@ -499,6 +520,7 @@ function bindInput() {
   $("#btn-settings").addEventListener("click", () => settings.open());
   $("#btn-rules").addEventListener("click", () => showRules(els.rulesSheet, $("#rules-page")).catch((e) => toast(String(e))));
   $("#btn-invite").addEventListener("click", openInvites);
+  $("#btn-history").addEventListener("click", () => openHistory());
   // A click on the dimmed backdrop closes a sheet, as on phones.
   for (const d of document.querySelectorAll("dialog")) {
     d.addEventListener("click", (e) => {
@@ -548,6 +570,8 @@ async function start() {
   await setLanguage(app.settings.lang || detectLanguage());
   applyDisplay();
   bindInput();
+  const replay = replayFromHash();
+  if (replay) history.replaceState(null, "", location.pathname + location.search);
   const invited = sessionFromHash();
   if (invited) {
     // Keep the seat, then drop the secret token from the address bar.
@@ -559,7 +583,14 @@ async function start() {
   }
   if (app.session?.table && app.session?.token) connect();
   else await openNewTable();
+  if (replay) openHistory(replay);
   window.addEventListener("hashchange", () => {
+    const pick = replayFromHash();
+    if (pick) {
+      history.replaceState(null, "", location.pathname + location.search);
+      openHistory(pick);
+      return;
+    }
     const next = sessionFromHash();
     if (!next) return;
     if (app.conn) app.conn.close();

@@ -68,8 +68,9 @@ def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
         contexts.append(context)
         if not auto_pass:
             context.add_init_script(
-                "if (!localStorage.getItem('pdk.settings'))"
+                "try { if (!localStorage.getItem('pdk.settings'))"
                 " localStorage.setItem('pdk.settings', JSON.stringify({autoPass: false}));"
+                " } catch (e) { /* about:blank has no storage */ }"
             )
         page = context.new_page()
         page.set_default_timeout(WAIT_MS)
