@@ -6,6 +6,7 @@ import { AutoPass } from "./autopass.js";
 import { rankString } from "./cards.js";
 import { Hand } from "./hand.js";
 import { HistorySheet, replayFromHash } from "./history.js";
+import { bombEffect, lastCardEffect, travel } from "./motion.js";
 import { cardName, detectLanguage, language, setLanguage, t } from "./i18n.js";
 import { ApiError, Connection, createTable } from "./net.js";
 import {
@@ -23,7 +24,7 @@ import {
 import { showRules } from "./rules.js";
 import { SettingsSheet } from "./settings.js";
 import { announce, bindNarration, narrate, toast } from "./narrate.js";
-import { cue, setSound } from "./sound.js";
+import { cue, played, setSound } from "./sound.js";
 import { clearSession, loadSession, loadSettings, saveSession, saveSettings, sessionFromHash } from "./store.js";
 
 const els = {
@@ -31,6 +32,7 @@ const els = {
   dealInfo: $("#deal-info"),
   net: $("#net"),
   netText: $("#net-text"),
+  table: $("#table"),
   seatLeft: $("#seat-left"),
   seatRight: $("#seat-right"),
   piles: { left: $("#pile-left"), right: $("#pile-right"), me: $("#pile-me") },
@@ -226,6 +228,7 @@ function onState(msg) {
   if (newDeal) hand.clear();
   hand.setCards(view.hand, app.settings.sort, { enter: newDeal ? view.hand : [] });
   render(fresh);
+  if (prev) animate(msg.events || [], view);
   autoPass.consider({ view, version: msg.version, dealKey: key, enabled: app.settings.autoPass });
   syncName();
 
@@ -272,6 +275,23 @@ function render(fresh = new Set()) {
   const invites = app.session?.invites || [];
   $("#btn-invite").hidden = !(table.humans > 1 && invites.length);
   updateControls();
+}
+
+/** Plays travel in from their seat; bombs and last cards get their effect. */
+function animate(events, view) {
+  const seats = placement(view.seat);
+  const sideOf = (seat) => Object.keys(seats).find((side) => seats[side] === seat);
+  const panel = (side) => (side === "me" ? els.hand : side === "left" ? els.seatLeft : els.seatRight);
+  for (const ev of events) {
+    const side = sideOf(ev.seat);
+    if (ev.type === "played" && side) {
+      const play = els.piles[side].querySelector(".play");
+      travel(play, panel(side));
+      if (ev.kind === "bomb") bombEffect(els.table, play);
+    } else if (ev.type === "last_card" && side && side !== "me") {
+      lastCardEffect(panel(side).querySelector(".seat-card"));
+    }
+  }
 }
 
 /** Enable Play only for a selection the server lists as legal; show why Pass is locked. */
@@ -605,6 +625,8 @@ async function start() {
 Object.defineProperty(window, "pdk", {
   value: Object.freeze({
     state: () => ({ version: app.version, view: app.view, table: app.table, net: app.net.state, lang: language() }),
+    // The cues played so far (names), to check the sound setting is honoured.
+    sounds: () => [...played()],
   }),
 });
 

@@ -1,0 +1,71 @@
+"""Motion and sound: a play travels from its seat, a bomb shakes the table with its sound;
+reduced motion stops every movement, and the sound setting every cue."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from client_helpers import Live, click_card, find_seed, wait_joined, wait_version_above
+from test_scores import we_lead_with_four_threes
+
+pytestmark = pytest.mark.browser
+
+# Every animation the page has started (finished ones included) is recorded by id.
+RECORD_JS = """() => {
+  window.motionSeen = [];
+  const original = Element.prototype.animate;
+  Element.prototype.animate = function (keyframes, options) {
+    window.motionSeen.push(options && options.id);
+    return original.call(this, keyframes, options);
+  };
+}"""
+
+
+def play_the_bomb(live: Live, new_page: Callable[..., Any], motion: str, sound: bool) -> Any:
+    seed, _ = find_seed("classic", we_lead_with_four_threes)
+    (seat,) = live.create_table(seed=seed, bot_speed_ms=3000)
+    page = new_page(reduced_motion=motion)
+    page.goto(live.seat_url(seat))
+    wait_joined(page)
+    if not sound:
+        page.click("#btn-settings")
+        page.uncheck("#opt-sound")
+        page.keyboard.press("Escape")
+        page.reload()  # from a fresh page: no cue may come from before the switch
+        wait_joined(page)
+        page.click("#btn-settings")
+        assert not page.is_checked("#opt-sound")
+        page.keyboard.press("Escape")
+    page.evaluate(RECORD_JS)
+    for code in ("3S", "3H", "3D", "3C"):
+        click_card(page, code)
+    version = page.evaluate("pdk.state().version")
+    page.click("#btn-play")
+    wait_version_above(page, version)
+    page.wait_for_selector("#pile-me .play.bomb")
+    return page
+
+
+def test_a_bomb_travels_to_the_table_shakes_it_and_sounds(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    page = play_the_bomb(live, new_page, motion="no-preference", sound=True)
+    page.wait_for_function("() => window.motionSeen.includes('pdk-bomb')")
+    assert {"pdk-travel", "pdk-bomb", "pdk-bomb-flare"} <= set(page.evaluate("window.motionSeen"))
+    assert "bomb" in page.evaluate("pdk.sounds()")
+
+
+def test_reduced_motion_moves_nothing_and_sound_off_plays_nothing(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    page = play_the_bomb(live, new_page, motion="reduce", sound=False)
+    page.wait_for_timeout(500)
+    assert page.evaluate("window.motionSeen") == []
+    assert page.evaluate("pdk.sounds()") == []
+    # CSS motion is off too: nothing in the page is running an animation longer than 1 ms.
+    durations = page.evaluate(
+        "() => document.getAnimations().map(a => a.effect.getComputedTiming().duration)"
+    )
+    assert all(d <= 1 for d in durations), durations
