@@ -47,8 +47,8 @@ from server.protocol import (
     decode_client,
     encode,
 )
-from server.rooms.commands import AskHint, Request
-from server.rooms.log import BotSpeed, NewMatch, Rename
+from server.rooms.commands import AskHint, Rename, Request
+from server.rooms.log import BotSpeed, NewMatch
 from server.rooms.updates import (
     Closing,
     HintAnswer,

@@ -13,13 +13,12 @@ from typing import Annotated, Literal, TypeAlias
 
 import msgspec
 
-from server.config import MAX_BOT_SPEED_MS
+from server.config import MAX_BOT_SPEED_MS, MAX_RAW_NAME_CHARS
 from server.engine.actions import Event
 from server.engine.view import SeatView
 from server.errors import ServerError
 
 __all__ = [
-    "MAX_RAW_NAME_CHARS",
     "BotSpeedMsg",
     "ClientMessage",
     "CloseCode",
@@ -45,9 +44,6 @@ __all__ = [
     "decode_client",
     "encode",
 ]
-
-# The longest raw name a rename frame may carry; rooms.names decides what is a name.
-MAX_RAW_NAME_CHARS = 64
 
 
 class ProtocolErrorCode(StrEnum):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from server.bots import BotAction
 from server.engine import NextDeal, Pass, Play
 
-from .log import BotSpeed, NewMatch, Rename
+from .log import BotSpeed, NewMatch
 from .seats import Listener
 from .updates import Closing
 
@@ -20,11 +20,20 @@ __all__ = [
     "Command",
     "Detach",
     "Idle",
+    "Rename",
     "Request",
     "Resync",
     "Stop",
     "Submit",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class Rename:
+    """Seat ``seat`` asks to be called ``name`` (a table setting, kept in the meta)."""
+
+    seat: int
+    name: str
 
 
 @dataclass(frozen=True, slots=True)

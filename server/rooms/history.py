@@ -56,13 +56,15 @@ def _hands(state: engine.MatchState) -> list[list[str]]:
 def history(meta: TableMeta, entries: list[LogEntry]) -> History:
     """Replay ``entries`` and keep each deal that ended (raises ``EngineError`` if corrupt)."""
     match_no = 0
-    state = engine.new_match(meta.rules, match_seed(meta.seed, 0), meta.deals)
+    state = engine.new_match(meta.rules, match_seed(meta.seed, 0, meta.secret), meta.deals)
     dealt = _hands(state)
     deals: list[DealRecord] = []
     for entry in entries:
         if isinstance(entry, NewMatch):
             match_no += 1
-            state = engine.new_match(meta.rules, match_seed(meta.seed, match_no), meta.deals)
+            state = engine.new_match(
+                meta.rules, match_seed(meta.seed, match_no, meta.secret), meta.deals
+            )
             dealt = _hands(state)
         elif isinstance(entry, Play | Pass | NextDeal):
             engine.apply(state, entry)
@@ -79,7 +81,7 @@ def history(meta: TableMeta, entries: list[LogEntry]) -> History:
                         result=deal.result,
                     )
                 )
-        # Bot speed and renames change no cards.
+        # Bot-speed entries (older logs) change no cards.
     return History(
         table=meta.id,
         rules=meta.rules,

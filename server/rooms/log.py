@@ -24,7 +24,6 @@ __all__ = [
     "BotSpeed",
     "LogEntry",
     "NewMatch",
-    "Rename",
     "RetiredToken",
     "SeatMeta",
     "TableMeta",
@@ -104,14 +103,7 @@ class BotSpeed(msgspec.Struct, frozen=True, tag="bot_speed"):
     seat: int
 
 
-class Rename(msgspec.Struct, frozen=True, tag="rename"):
-    """Seat ``seat`` took the name ``name`` (stored in the meta with this entry)."""
-
-    seat: int
-    name: str
-
-
-LogEntry: TypeAlias = Play | Pass | NextDeal | NewMatch | BotSpeed | Rename
+LogEntry: TypeAlias = Play | Pass | NextDeal | NewMatch | BotSpeed
 
 
 class TableState(msgspec.Struct):
@@ -158,8 +150,6 @@ def rebuild(meta: TableMeta, entries: list[LogEntry]) -> TableState:
         elif isinstance(entry, BotSpeed):
             if position >= meta.bot_speed_from:
                 speed = entry.ms
-        elif isinstance(entry, Rename):
-            pass  # the meta holds the names; the entry only marks the change
         else:
             actions.append(entry)
     seed = match_seed(meta.seed, match_no, meta.secret)

@@ -33,6 +33,7 @@ from .commands import (
     Command,
     Detach,
     Idle,
+    Rename,
     Request,
     Resync,
     Stop,
@@ -42,7 +43,6 @@ from .log import (
     BotSpeed,
     LogEntry,
     NewMatch,
-    Rename,
     TableMeta,
     TableState,
     bot_seed,
@@ -294,6 +294,8 @@ class Room:
             return
         if isinstance(request, BotSpeed):
             await self._set_bot_speed(request.ms)
+        elif isinstance(request, Rename):
+            await self._set_name(request.seat, request.name)
         elif not await self._commit(request, listener):
             return
         metrics.observe_action_latency(time.perf_counter() - command.received)
@@ -308,6 +310,14 @@ class Room:
             metrics.action_accepted("bot_speed", by_bot=False)
             if self._bot_task is not None:
                 self._schedule_bot()  # the bot now thinking waits the new pause
+        self._broadcast([])
+
+    async def _set_name(self, seat: int, name: str) -> None:
+        """A seat's name is a table setting too: kept in the meta, the log unchanged."""
+        meta = _renamed(self.meta, seat, name)
+        if meta != self.meta:
+            await self._store.save_meta(self.lease, self._version, meta)
+            self.meta = meta
         self._broadcast([])
 
     async def _bot_move(self, command: BotMove) -> None:
@@ -337,11 +347,8 @@ class Room:
         elif isinstance(entry, NewMatch):
             seed = match_seed(self.meta.seed, self._match_no + 1, self.meta.secret)
             new_state = engine.new_match(self.meta.rules, seed, self.meta.deals)
-        meta = _renamed(self.meta, entry) if isinstance(entry, Rename) else None
         # The write comes first: a seat never hears of an action Redis does not hold.
-        self._version = await self._store.append(self.lease, self._version, entry, meta)
-        if meta is not None:
-            self.meta = meta
+        self._version = await self._store.append(self.lease, self._version, entry)
         USAGE.action_accepted()
         metrics.action_accepted(_KINDS[type(entry)], by_bot=origin is None)
         if new_state is not None:
@@ -457,10 +464,7 @@ class Room:
                 listener.push(update)
 
 
-def _renamed(meta: TableMeta, entry: Rename) -> TableMeta:
-    """``meta`` with seat ``entry.seat`` called ``entry.name``."""
-    seats = [
-        msgspec.structs.replace(s, name=entry.name) if s.seat == entry.seat else s
-        for s in meta.seats
-    ]
+def _renamed(meta: TableMeta, seat: int, name: str) -> TableMeta:
+    """``meta`` with ``seat`` called ``name``."""
+    seats = [msgspec.structs.replace(s, name=name) if s.seat == seat else s for s in meta.seats]
     return msgspec.structs.replace(meta, seats=seats)

@@ -14,8 +14,7 @@ from typing import Annotated, Any
 import msgspec
 
 from server import bots, engine
-from server.config import MAX_BOT_SPEED_MS
-from server.protocol import MAX_RAW_NAME_CHARS
+from server.config import MAX_BOT_SPEED_MS, MAX_RAW_NAME_CHARS
 
 from .clock import (
     DEFAULT_GRACE_SECONDS,

@@ -9,7 +9,7 @@ import msgspec
 from server import engine
 from server.engine import NextDeal
 from server.rooms.history import MAX_HISTORY_DEALS, history
-from server.rooms.log import BotSpeed, LogEntry, NewMatch, Rename, TableMeta, match_seed
+from server.rooms.log import BotSpeed, LogEntry, NewMatch, TableMeta, match_seed
 from server.rooms.tables import CreateTableRequest, build_table
 from tests.engine.playout import random_action
 
@@ -20,18 +20,18 @@ def table(deals: int) -> TableMeta:
 
 
 def played_log(meta: TableMeta, matches: int, rng: random.Random) -> list[LogEntry]:
-    """Whole matches at random, with the table changes a real log holds between them."""
+    """Whole matches at random, with a bot-speed entry as older logs hold."""
     entries: list[LogEntry] = [BotSpeed(ms=0, seat=0)]
     for match_no in range(matches):
         if match_no:
             entries.append(NewMatch())
-        state = engine.new_match(meta.rules, match_seed(meta.seed, match_no), meta.deals)
+        state = engine.new_match(
+            meta.rules, match_seed(meta.seed, match_no, meta.secret), meta.deals
+        )
         while state.winners is None:
             action = random_action(state, rng)
             engine.apply(state, action)
             entries.append(action)
-            if len(entries) == 7:
-                entries.append(Rename(seat=0, name="Mei"))
     return entries
 
 
