@@ -4,6 +4,7 @@ after a short pause and labels it; with the setting off it waits for the player.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from client_helpers import (
     LANGUAGES,
     LOCALES,
     Live,
+    shot_dir,
     state,
     strings,
     wait_joined,
@@ -54,7 +56,7 @@ def play_until_nothing_beats(page: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_client_passes_for_us_when_nothing_beats_the_table(
-    lang: str, live: Live, new_page: Callable[..., Any]
+    lang: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
 ) -> None:
     (seat,) = live.create_table(seed=SEED, bot_speed_ms=0)
     page = new_page(locale=LOCALES[lang], auto_pass=True)
@@ -79,6 +81,8 @@ def test_the_client_passes_for_us_when_nothing_beats_the_table(
     assert {"text": table["move.autoPass"], "inside": True, "where": "status"} in seen
     assert all(s["text"] == table["move.autoPass"] and s["inside"] for s in seen)
     assert table["say.youAutoPass"] in page.inner_text("#announcer")
+    if lang == "en" and page.locator("#status .chip.auto").count():
+        page.screenshot(path=str(shot_dir(tmp_path) / "auto-pass.png"))
 
 
 def test_with_auto_pass_off_the_turn_waits_for_the_player(

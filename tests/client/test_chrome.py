@@ -5,10 +5,11 @@ card counter says what it counts.  At every size, in every language."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import LOCALES, SIZES, Live, strings, wait_joined
+from client_helpers import LOCALES, SIZES, Live, shot_dir, strings, wait_joined
 
 pytestmark = pytest.mark.browser
 
@@ -72,7 +73,7 @@ def overlaps(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 @pytest.mark.parametrize("size", list(SIZES))
 def test_the_offline_notice_leaves_the_top_bar_whole(
-    size: str, live: Live, new_page: Callable[..., Any]
+    size: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
 ) -> None:
     pages = open_pages(live, new_page, size)
     live.process.kill()
@@ -85,6 +86,8 @@ def test_the_offline_notice_leaves_the_top_bar_whole(
             assert not b["cut"], f"{lang} {size}: {selector} is cut off"
         pill = box(page, "#deal-info")
         assert pill["right"] - pill["left"] > 60, f"{lang} {size}: preset pill squeezed"
+        if lang == "de" and size == "360x740":
+            page.screenshot(path=str(shot_dir(tmp_path) / "offline-360-de.png"))
 
 
 @pytest.mark.parametrize("size", list(SIZES))

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import LANGUAGES, LOCALES, Live, state, strings, wait_joined
+from client_helpers import LANGUAGES, LOCALES, Live, shot_dir, state, strings, wait_joined
 
 pytestmark = pytest.mark.browser
 
@@ -46,7 +47,7 @@ def test_a_name_set_in_the_settings_is_what_the_other_seat_sees(
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_a_name_with_markup_is_explained_and_never_sent(
-    lang: str, live: Live, new_page: Callable[..., Any]
+    lang: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
 ) -> None:
     (seat,) = live.create_table(seed=3, bot_speed_ms=0)
     page = new_page(locale=LOCALES[lang])
@@ -68,3 +69,5 @@ def test_a_name_with_markup_is_explained_and_never_sent(
     box = page.locator("#name-why").bounding_box()
     assert box is not None
     assert box["x"] + box["width"] <= page.viewport_size["width"]
+    if lang == "en":
+        page.screenshot(path=str(shot_dir(tmp_path) / "name-setting.png"))
