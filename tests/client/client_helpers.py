@@ -195,3 +195,39 @@ def shot_dir(tmp_path: Path) -> Path:
     path = Path(keep) if keep else tmp_path
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+# A deal has at most 48 plays and a pass between each: far fewer of our own turns.
+MAX_OWN_TURNS = 60
+
+
+def play_to_result(page: Any, *, each_turn: Any = None) -> dict[str, Any]:
+    """Take our turns (Hint + Play, or Pass) until the deal is over; its last state.
+
+    ``each_turn(snapshot)`` is called before each of our turns."""
+    for _ in range(MAX_OWN_TURNS):
+        snapshot = wait_my_turn_or_result(page)
+        if snapshot["view"]["result"] is not None:
+            return snapshot
+        if each_turn is not None:
+            each_turn(snapshot)
+        take_turn_with_hint_or_pass(page)
+    raise AssertionError("the deal did not end")
+
+
+def store_language(page: Any, lang: str) -> None:
+    """Save ``lang`` as the chosen language; the next load of the page uses it."""
+    page.evaluate(
+        "(lang) => { const s = JSON.parse(localStorage.getItem('pdk.settings') || '{}');"
+        " s.lang = lang; localStorage.setItem('pdk.settings', JSON.stringify(s)); }",
+        lang,
+    )
+
+
+def open_seat_page(live: Live, new_page: Any, **table: Any) -> Any:
+    """A page joined to the first seat of a new table (``table``: the POST body)."""
+    (seat, *_) = live.create_table(**table)
+    page = new_page()
+    page.goto(live.seat_url(seat))
+    wait_joined(page)
+    return page

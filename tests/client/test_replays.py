@@ -15,17 +15,14 @@ from client_helpers import (
     LANGUAGES,
     SIZES,
     Live,
+    play_to_result,
     shot_dir,
-    state,
+    store_language,
     strings,
-    take_turn_with_hint_or_pass,
     wait_joined,
-    wait_my_turn_or_result,
 )
 
 pytestmark = pytest.mark.browser
-
-MAX_OWN_TURNS = 60
 
 FITS_JS = """() => {
   const sheet = document.querySelector('#history-sheet').getBoundingClientRect();
@@ -64,11 +61,7 @@ def test_a_finished_deal_replays_move_by_move_and_its_link_works_after_a_restart
     page = new_page()
     page.goto(live.seat_url(seat))
     dealt = sorted(wait_joined(page)["view"]["hand"])
-    for _ in range(MAX_OWN_TURNS):
-        if wait_my_turn_or_result(page)["view"]["result"] is not None:
-            break
-        take_turn_with_hint_or_pass(page)
-    moves = len(state(page)["view"]["moves"])
+    moves = len(play_to_result(page)["view"]["moves"])
     page.wait_for_selector("#result-sheet[open]")
     page.keyboard.press("Escape")
 
@@ -110,11 +103,7 @@ def test_a_finished_deal_replays_move_by_move_and_its_link_works_after_a_restart
     assert stranger.locator(".replay-hand .card").count() == 0
 
     for lang in LANGUAGES:
-        page.evaluate(
-            "(lang) => { const s = JSON.parse(localStorage.getItem('pdk.settings') || '{}');"
-            " s.lang = lang; localStorage.setItem('pdk.settings', JSON.stringify(s)); }",
-            lang,
-        )
+        store_language(page, lang)
         page.goto("about:blank")  # a fresh load, not just a hash change
         page.goto(link)
         wait_joined(page)

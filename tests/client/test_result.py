@@ -13,16 +13,14 @@ from client_helpers import (
     LANGUAGES,
     SIZES,
     Live,
+    open_seat_page,
+    play_to_result,
     shot_dir,
-    state,
-    take_turn_with_hint_or_pass,
+    store_language,
     wait_joined,
-    wait_my_turn_or_result,
 )
 
 pytestmark = pytest.mark.browser
-
-MAX_OWN_TURNS = 60
 
 CLIPPED_JS = """() => {
   const out = [];
@@ -43,21 +41,10 @@ CLIPPED_JS = """() => {
 def test_the_result_table_fits_every_size_in_every_language(
     live: Live, new_page: Callable[..., Any], tmp_path: Path
 ) -> None:
-    (seat,) = live.create_table(seed=7, bot_speed_ms=0, deals=5)
-    page = new_page()
-    page.goto(live.seat_url(seat))
-    wait_joined(page)
-    for _ in range(MAX_OWN_TURNS):
-        if wait_my_turn_or_result(page)["view"]["result"] is not None:
-            break
-        take_turn_with_hint_or_pass(page)
-    assert state(page)["view"]["result"] is not None
+    page = open_seat_page(live, new_page, seed=7, bot_speed_ms=0, deals=5)
+    play_to_result(page)
     for lang in LANGUAGES:
-        page.evaluate(
-            "(lang) => { const s = JSON.parse(localStorage.getItem('pdk.settings') || '{}');"
-            " s.lang = lang; localStorage.setItem('pdk.settings', JSON.stringify(s)); }",
-            lang,
-        )
+        store_language(page, lang)
         page.reload()
         wait_joined(page)
         page.wait_for_selector("#result-sheet[open] .result-table")

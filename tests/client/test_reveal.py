@@ -13,52 +13,38 @@ from client_helpers import (
     LANGUAGES,
     SIZES,
     Live,
+    open_seat_page,
+    play_to_result,
     shot_dir,
-    state,
+    store_language,
     strings,
-    take_turn_with_hint_or_pass,
     wait_joined,
-    wait_my_turn_or_result,
 )
 
 pytestmark = pytest.mark.browser
 
-MAX_OWN_TURNS = 60
 RANKS, SUITS = "3456789TJQKA2", "SHDC"
-
-
-def set_language(page: Any, lang: str) -> None:
-    page.evaluate(
-        "(lang) => { const s = JSON.parse(localStorage.getItem('pdk.settings') || '{}');"
-        " s.lang = lang; localStorage.setItem('pdk.settings', JSON.stringify(s)); }",
-        lang,
-    )
-    page.reload()
-    wait_joined(page)
 
 
 def test_the_cards_left_in_the_other_hands_show_once_the_deal_is_over(
     live: Live, new_page: Callable[..., Any], tmp_path: Path
 ) -> None:
-    (seat,) = live.create_table(seed=7, bot_speed_ms=0, deals=5)
-    page = new_page()
-    page.goto(live.seat_url(seat))
-    wait_joined(page)
-    for _ in range(MAX_OWN_TURNS):
-        snapshot = wait_my_turn_or_result(page)
-        if snapshot["view"]["result"] is not None:
-            break
+    page = open_seat_page(live, new_page, seed=7, bot_speed_ms=0, deals=5)
+
+    def nothing_revealed(snapshot: dict[str, Any]) -> None:
         # While the deal is played, the server reveals nothing and nothing is drawn.
         assert snapshot["view"]["revealed"] == []
         assert page.locator(".play.revealed").count() == 0
-        take_turn_with_hint_or_pass(page)
-    view = state(page)["view"]
+
+    view = play_to_result(page, each_turn=nothing_revealed)["view"]
     me = view["seat"]
     sides = {"right": (me + 1) % 3, "left": (me + 2) % 3}
     assert [len(cards) for cards in view["revealed"]] == view["result"]["cards_left"]
     assert any(view["revealed"][s] for s in sides.values())
     for lang in LANGUAGES:
-        set_language(page, lang)
+        store_language(page, lang)
+        page.reload()
+        wait_joined(page)
         page.wait_for_selector("#result-sheet[open]")
         page.keyboard.press("Escape")
         for side, other in sides.items():
