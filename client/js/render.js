@@ -25,7 +25,7 @@ export function placement(me) {
 }
 
 export function seatName(table, view, seat) {
-  if (seat === view.seat) return t("seat.you");
+  if (seat === view.seat && !view.watching) return t("seat.you");
   const info = table?.seats?.find((s) => s.seat === seat);
   // Bots have names (Anna, Ben); other people are numbered in our own language.
   if (info?.kind === "bot" && info.name) return info.name;
