@@ -135,23 +135,33 @@ def standin_due(
 
 
 class Timer(Protocol):
-    def cancel(self) -> None: ...
+    """A scheduled callback that can still be called off."""
+
+    def cancel(self) -> None:
+        """Do not call it (a no-op once it ran)."""
+        ...
 
 
 class WallClock(Protocol):
     """The room's time: wall-clock seconds, and a callback at a wall-clock moment."""
 
-    def now(self) -> float: ...
+    def now(self) -> float:
+        """Wall-clock seconds since the epoch."""
+        ...
 
-    def call_at(self, when: float, callback: Callable[[], None]) -> Timer: ...
+    def call_at(self, when: float, callback: Callable[[], None]) -> Timer:
+        """Call ``callback`` at wall-clock ``when`` (soon, if that has passed)."""
+        ...
 
 
 class SystemClock:
     """``time.time`` and the running loop's timers."""
 
     def now(self) -> float:
+        """``time.time()``."""
         return time.time()
 
     def call_at(self, when: float, callback: Callable[[], None]) -> Timer:
+        """A loop timer for the seconds left until ``when`` (none if it has passed)."""
         delay = max(0.0, when - time.time())
         return asyncio.get_running_loop().call_later(delay, callback)

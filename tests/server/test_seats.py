@@ -139,7 +139,7 @@ async def test_a_stand_in_plays_for_a_human_who_left_and_they_play_again_on_retu
 async def test_the_turn_clock_survives_a_sigkill_restart_from_its_stored_deadline(
     server_process: Any, sync_redis: redis.Redis
 ) -> None:
-    srv = await asyncio.to_thread(server_process)
+    srv = await asyncio.to_thread(server_process, args=["--allow-fixed-seeds", "yes"])
     async with httpx.AsyncClient(base_url=srv.url) as http:
         table = await create_table(
             http, humans=2, bots=["easy"], seed=leader_seed(1), bot_speed_ms=0,
