@@ -625,7 +625,7 @@ class Room:
             self._refuse(
                 listener,
                 SeatError(
-                    SeatReason.RATE_LIMITED,
+                    SeatReason.TOO_MANY_EMOTES,
                     f"{EMOTE_BURST} emotes at once, then one every {EMOTE_REFILL_SECONDS:g} s; "
                     f"try again in {limit.retry_after(now):.1f} s",
                 ),

@@ -337,7 +337,7 @@ async def test_emotes_reach_every_seat_and_a_flood_is_rate_limited(
     for _ in range(5):
         await friend.send({"type": "emote", "emote": "wave"})
     limited = await friend.next("error")
-    assert limited["code"] == "rate_limited"
+    assert limited["code"] == "too_many_emotes"
     await host.close()
     await friend.close()
 
