@@ -142,6 +142,29 @@ def read_join(raw: str | bytes, max_bytes: int) -> JoinMsg:
 
 def read(raw: str | bytes, max_bytes: int, *, seat: int, version: int) -> Inbound:
     """What to do with one frame from a joined socket at ``seat`` (table at ``version``)."""
+    message = _decode_joined(raw, max_bytes, version)
+    if isinstance(message, Answer):
+        return message
+    if isinstance(message, EmoteMsg):
+        # An emote changes nothing at the table, so it is never stale.
+        return ToRoom(version, SendEmote(message.emote))
+    return ToRoom(message.version, request_for(message, seat))
+
+
+def read_watching(raw: str | bytes, max_bytes: int, *, version: int) -> str:
+    """The answer to one frame from a spectator's socket: nothing it sends reaches the room."""
+    message = _decode_joined(raw, max_bytes, version)
+    if isinstance(message, Answer):
+        return message.frame
+    return error_frame(
+        SeatError(SeatReason.SPECTATOR, "spectators watch; they cannot act"), version
+    )
+
+
+def _decode_joined(
+    raw: str | bytes, max_bytes: int, version: int
+) -> VersionedMessage | EmoteMsg | Answer:
+    """A joined socket's frame, or the answer it gets at once (refusal, pong, second join)."""
     try:
         message = decode_client(raw, max_bytes)
     except ProtocolError as exc:
@@ -154,29 +177,7 @@ def read(raw: str | bytes, max_bytes: int, *, seat: int, version: int) -> Inboun
             "this socket has already joined; open a new one to switch",
         )
         return Answer(error_frame(refusal, version))
-    if isinstance(message, EmoteMsg):
-        # An emote changes nothing at the table, so it is never stale.
-        return ToRoom(version, SendEmote(message.emote))
-    return ToRoom(message.version, request_for(message, seat))
-
-
-def read_watching(raw: str | bytes, max_bytes: int, *, version: int) -> str:
-    """The answer to one frame from a spectator's socket: nothing it sends reaches the room."""
-    try:
-        message = decode_client(raw, max_bytes)
-    except ProtocolError as exc:
-        return error_frame(exc, version)
-    if isinstance(message, PingMsg):
-        return PONG
-    if isinstance(message, JoinMsg):
-        refusal = ProtocolError(
-            ProtocolErrorCode.ALREADY_JOINED,
-            "this socket has already joined; open a new one to switch",
-        )
-        return error_frame(refusal, version)
-    return error_frame(
-        SeatError(SeatReason.SPECTATOR, "spectators watch; they cannot act"), version
-    )
+    return message
 
 
 def request_for(message: VersionedMessage, seat: int) -> Request:
