@@ -63,8 +63,10 @@ def frames(rng: random.Random) -> Iterator[str | bytes]:
         elif pick < 0.86:
             depth = rng.choice([50, 500, 2000, 5000])
             inner = "[" * depth + "]" * depth
-            yield rng.choice(['{"type":"play","version":0,"cards":', '{"x":', ""]) + inner + (
-                "}" if rng.random() < 0.7 else ""
+            yield (
+                rng.choice(['{"type":"play","version":0,"cards":', '{"x":', ""])
+                + inner
+                + ("}" if rng.random() < 0.7 else "")
             )
         elif pick < 0.93:
             yield json.dumps({"type": "ping", "pad": "z" * rng.randrange(1, 15000)})
