@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import json
 import os
 import platform
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -37,7 +39,7 @@ from typing import Any
 import redis
 import websockets
 
-from bench.server import BENCH_LIMITS, REPO_ROOT, free_port, http_json
+from bench.server import BENCH_LIMITS, REPO_ROOT, free_port, http_json, proc_cpu_seconds
 from server.redis_embedded import EmbeddedRedis
 
 __all__ = ["main"]
@@ -54,6 +56,16 @@ class Seat:
     errors: list[str] = field(default_factory=list)
 
 
+def _die_with_us() -> None:
+    """preexec_fn: the server gets SIGTERM if this bench dies (Linux), never outlives it."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+def cpu(pid: int) -> float:
+    user, system = proc_cpu_seconds(pid)
+    return user + system
+
+
 def start_servers(
     count: int, redis_url: str, logs: Path
 ) -> list[tuple[subprocess.Popen[bytes], str]]:
@@ -67,7 +79,7 @@ def start_servers(
                  "--port", str(port), "--redis-url", redis_url, "--log-level", "warning",
                  *BENCH_LIMITS],
                 cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT,
+                stderr=subprocess.STDOUT, preexec_fn=_die_with_us,
             )  # fmt: skip
         started.append((proc, f"http://127.0.0.1:{port}"))
     deadline = time.monotonic() + 60
@@ -148,7 +160,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def run_once(
-    processes: int, args: argparse.Namespace, redis_url: str, logs: Path
+    processes: int, args: argparse.Namespace, redis_url: str, redis_pid: int, logs: Path
 ) -> dict[str, Any]:
     client = redis.Redis.from_url(redis_url)
     client.flushdb()
@@ -178,10 +190,13 @@ async def run_once(
         for seat in seats:
             seat.latencies.clear()
         keys = [f"pdk:{{{s.table}}}:log" for s in seats if s.seat == 0]
+        pids = [proc.pid for proc, _ in started]
         before = sum(int(client.llen(k)) for k in keys)
+        cpu_before = [cpu(pid) for pid in pids], cpu(redis_pid)
         load_before = os.getloadavg()[0]
         await asyncio.sleep(args.duration)
         after = sum(int(client.llen(k)) for k in keys)
+        cpu_after = [cpu(pid) for pid in pids], cpu(redis_pid)
         await asyncio.gather(*tasks)
         owners = {}
         for url in urls:
@@ -192,10 +207,14 @@ async def run_once(
     local = [x for s in seats if s.local for x in s.latencies]
     forwarded = [x for s in seats if not s.local for x in s.latencies]
     errors = [e for s in seats for e in s.errors if e != "stale_version"]
+    actions = max(1, after - before)
+    server_cpu = sum(cpu_after[0]) - sum(cpu_before[0])
     return {
         "processes": processes,
         "tables": args.tables,
         "actions_per_s": round((after - before) / args.duration, 1),
+        "server_cpu_ms_per_action": round(server_cpu * 1000 / actions, 3),
+        "redis_cpu_ms_per_action": round((cpu_after[1] - cpu_before[1]) * 1000 / actions, 3),
         "local": summary(local),
         "forwarded": summary(forwarded),
         "tables_owned": list(owners.values()),
@@ -221,7 +240,8 @@ async def bench(args: argparse.Namespace) -> list[dict[str, Any]]:
         EmbeddedRedis(Path(tmp) / "redis") as server,
     ):
         for processes in args.processes:
-            result = await run_once(processes, args, server.url, Path(tmp))
+            assert server.pid is not None
+            result = await run_once(processes, args, server.url, server.pid, Path(tmp))
             print(json.dumps(result), flush=True)
             results.append(result)
         if args.kills:
