@@ -56,9 +56,9 @@ class _OutOfTime(Exception):
 class _Timer:
     """Reads the clock every ``CLOCK_EVERY`` ticks; raises once the deadline has passed."""
 
-    def __init__(self, clock: Clock, budget: float) -> None:
+    def __init__(self, clock: Clock, deadline: float) -> None:
         self.clock = clock
-        self.deadline = clock() + budget
+        self.deadline = deadline
         self.ticks = 0
 
     def tick(self) -> None:
@@ -163,15 +163,20 @@ def search(
     legal: tuple[Counts, ...],
     rng: random.Random,
     budget: float,
-    clock: Clock = time.perf_counter,
+    clock: Clock = time.monotonic,
     stats: SearchStats | None = None,
+    asked_at: float | None = None,
 ) -> Counts:
     """The play among ``legal`` with the best mean deal score over sampled deals.
 
-    If even the first sample cannot be finished in time, the normal policy's
-    favourite is played.
+    ``budget`` seconds count from ``asked_at`` (a reading of ``clock`` when the
+    decision was asked; default: now), so time spent before the search, in a
+    queue or reading the view, is spent from the same budget.  If even the
+    first sample cannot be finished in time, the normal policy's favourite is
+    played.
     """
     stats = stats if stats is not None else SearchStats()
+    deadline = (clock() if asked_at is None else asked_at) + budget
     sit = Situation(
         obs.seat, obs.hand, obs.sizes, obs.table, obs.unseen, obs.split, obs.pay_immediately
     )
@@ -181,7 +186,7 @@ def search(
     if len(cands) == 1:
         return cands[0]
     totals = [0.0] * len(cands)
-    timer = _Timer(clock, budget)
+    timer = _Timer(clock, deadline)
     work = budget * MOVES_PER_SECOND
     sampler = Sampler(obs, rng)
     exact_ok = sum(obs.sizes) <= ENDGAME_CARDS
