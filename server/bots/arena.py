@@ -5,8 +5,12 @@
 Every deal is played once for each distinct assignment of the listed levels to
 the three seats, so the cards' luck cancels out; deals run in parallel on all
 cores.  Per level it prints mean points per deal with a 95% confidence
-interval, the deal win rate, the shut-out rate and decision-time percentiles,
-then the per-deal margin between each pair of levels.
+interval, the deal win rate and the shut-out rate; then per level the wall
+time of its decisions (from the moment ``choose`` is called until it returns:
+p50, p95, p99, max), how many took longer than the strong bot's budget, and
+decisions per second of decision time (per core: each deal runs on one); then
+the per-deal margin between each pair of levels.  The load average at the end
+is printed with the figures: timings on a busy machine say so.
 """
 
 from __future__ import annotations
@@ -90,23 +94,34 @@ def _pct(xs: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
-def summarise(records: list[DealRecord], levels: Sequence[str]) -> str:
-    """The results table: per level points, rates and decision times; pairwise margins."""
+def summarise(records: list[DealRecord], levels: Sequence[str], budget: float) -> str:
+    """The results table: per level points, rates and decision times; pairwise margins.
 
+    "over" counts decisions that took longer than ``budget`` (strong only: the
+    other levels have no budget); "dec/s" is decisions per second of the
+    level's decision time, i.e. per core.
+    """
     distinct = list(dict.fromkeys(levels))
-    lines = [
-        f"{'level':8} {'points/deal':>20} {'win rate':>9} {'shut-out':>9} "
-        f"{'p50 ms':>8} {'p95 ms':>8} {'decisions':>9}"
-    ]
+    lines = [f"{'level':8} {'points/deal':>20} {'win rate':>9} {'shut-out':>9}"]
     for lv in distinct:
         mean, ci = _mean_ci([r.points[lv] for r in records])
         games = sum(r.games[lv] for r in records)
         wins = sum(r.wins[lv] for r in records)
         shut = sum(r.shut_outs[lv] for r in records)
+        lines.append(f"{lv:8} {mean:+9.2f} ± {ci:<8.2f} {wins / games:9.3f} {shut / games:9.3f}")
+    lines.append(
+        f"{'level':8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8} "
+        f"{'over':>6} {'decisions':>9} {'dec/s':>9}"
+    )
+    for lv in distinct:
         times = [t for r in records for t in r.times[lv]]
+        spent = sum(times)
+        over = f"{sum(t > budget for t in times):6d}" if lv == "strong" else f"{'-':>6}"
+        rate = len(times) / spent if spent > 0 else float("nan")
         lines.append(
-            f"{lv:8} {mean:+9.2f} ± {ci:<8.2f} {wins / games:9.3f} {shut / games:9.3f} "
-            f"{_pct(times, 0.5) * 1000:8.2f} {_pct(times, 0.95) * 1000:8.2f} {len(times):9d}"
+            f"{lv:8} {_pct(times, 0.5) * 1000:8.2f} {_pct(times, 0.95) * 1000:8.2f} "
+            f"{_pct(times, 0.99) * 1000:8.2f} {max(times, default=0.0) * 1000:8.2f} "
+            f"{over} {len(times):9d} {rate:9.1f}"
         )
     for a, b in itertools.combinations(distinct, 2):
         mean, ci = _mean_ci([r.points[a] - r.points[b] for r in records])
@@ -153,9 +168,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"rules={args.rules} seats={args.seats} deals={args.deals} seed={args.seed} "
         f"assignments={len(assignments(levels))} budget={args.budget}s "
-        f"workers={args.workers} wall={time.monotonic() - start:.0f}s"
+        f"workers={args.workers} wall={time.monotonic() - start:.0f}s "
+        f"load={' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
-    print(summarise(records, levels))
+    print(summarise(records, levels, args.budget))
     return 0
 
 
