@@ -69,9 +69,24 @@ def _bomb_bonus(sit: Situation, reading: Reading) -> float:
 
 
 @memo(1 << 17)
-def _reading(play: Counts, table: Reading | None) -> Reading | None:
-    # The reading a legal play that does not empty the hand is played as.
-    return best_reading(play, final=False, table=table)
+def _options(
+    hand: Counts, table: Reading | None, legal: tuple[Counts, ...], split: bool
+) -> tuple[tuple[Counts, Reading | None, float], ...]:
+    """Per legal play: the play, how it reads, and the cost of the hand it leaves.
+
+    What ``normal_scores`` needs that depends on the seat's own cards alone, so a
+    play-out that meets the same hand and table again pays one lookup for all.
+    The hand itself (going out) gets no reading: it scores ``WIN``.
+    """
+    out: list[tuple[Counts, Reading | None, float]] = []
+    for p in legal:
+        if p == hand:
+            out.append((p, None, WIN))
+            continue
+        reading = best_reading(p, final=False, table=table)
+        assert reading is not None, "every legal play has a reading"
+        out.append((p, reading, hand_cost(hand - p, split)))
+    return tuple(out)
 
 
 def normal_scores(sit: Situation, legal: tuple[Counts, ...]) -> list[float]:
@@ -83,13 +98,10 @@ def normal_scores(sit: Situation, legal: tuple[Counts, ...]) -> list[float]:
     biggest = max(opp_sizes)
     leading = table is None
     out: list[float] = []
-    for p in legal:
-        if p == hand:
+    for p, reading, score in _options(hand, table, legal, split):
+        if reading is None:
             out.append(WIN)
             continue
-        reading = _reading(p, table)
-        assert reading is not None, "every legal play has a reading"
-        score = hand_cost(hand - p, split)
         if reading.kind == BOMB:
             score += _bomb_bonus(sit, reading)
         if leading:

@@ -89,6 +89,7 @@ def sort_key(play: Counts) -> tuple[int, ...]:
     return tuple(r for r in range(13) for _ in range(count_at(play, r)))
 
 
+@memo(1 << 10)
 def _any_beats(table: Reading | None, kind: int) -> bool:
     """Whether some play of ``kind``, of any length, could beat ``table``."""
     return any(lowest_beating_top(table, kind, n) is not None for n in range(1, 13))
