@@ -28,7 +28,7 @@ __all__ = ["MAX_CANDIDATES", "SearchStats", "search"]
 MAX_CANDIDATES = 6
 # Simulated moves per second of budget: about what one warm core manages, so
 # the reproducible work budget ends most searches once caches are warm.
-MOVES_PER_SECOND = 40000
+MOVES_PER_SECOND = 120000
 ENDGAME_CARDS = 12
 ENDGAME_NODES = 20000
 # Simulated moves (or endgame nodes) between two readings of the clock: every
@@ -166,6 +166,7 @@ def search(
     clock: Clock = time.monotonic,
     stats: SearchStats | None = None,
     asked_at: float | None = None,
+    moves_per_second: float = MOVES_PER_SECOND,
 ) -> Counts:
     """The play among ``legal`` with the best mean deal score over sampled deals.
 
@@ -173,7 +174,7 @@ def search(
     decision was asked; default: now), so time spent before the search, in a
     queue or reading the view, is spent from the same budget.  If even the
     first sample cannot be finished in time, the normal policy's favourite is
-    played.
+    played.  The work budget is ``budget * moves_per_second`` simulated moves.
     """
     stats = stats if stats is not None else SearchStats()
     deadline = (clock() if asked_at is None else asked_at) + budget
@@ -187,7 +188,7 @@ def search(
         return cands[0]
     totals = [0.0] * len(cands)
     timer = _Timer(clock, deadline)
-    work = budget * MOVES_PER_SECOND
+    work = budget * moves_per_second
     sampler = Sampler(obs, rng)
     exact_ok = sum(obs.sizes) <= ENDGAME_CARDS
     try:

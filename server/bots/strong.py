@@ -10,11 +10,11 @@ from ..engine import SeatView
 from .base import BotAction
 from .levels import legal_of, to_action
 from .observe import observe
-from .search import Clock, SearchStats, search
+from .search import MOVES_PER_SECOND, Clock, SearchStats, search
 
 __all__ = ["DEFAULT_BUDGET", "StrongBot"]
 
-DEFAULT_BUDGET = 0.3
+DEFAULT_BUDGET = 0.1
 
 
 class StrongBot:
@@ -23,11 +23,16 @@ class StrongBot:
     level = "strong"
 
     def __init__(
-        self, seed: int, budget: float = DEFAULT_BUDGET, clock: Clock = time.monotonic
+        self,
+        seed: int,
+        budget: float = DEFAULT_BUDGET,
+        clock: Clock = time.monotonic,
+        moves_per_second: float = MOVES_PER_SECOND,
     ) -> None:
         self.seed = seed
         self.budget = budget
         self.clock = clock
+        self.moves_per_second = moves_per_second
         self.last_stats = SearchStats()
 
     def choose(self, view: SeatView, asked_at: float | None = None) -> BotAction:
@@ -69,5 +74,14 @@ class StrongBot:
         # The same seed, deal and position always give the same samples.
         rng = random.Random(f"strong/{self.seed}/{view.deal_no}/{len(view.moves)}")
         self.last_stats = SearchStats()
-        play = search(obs, legal, rng, self.budget, self.clock, self.last_stats, asked_at=asked_at)
+        play = search(
+            obs,
+            legal,
+            rng,
+            self.budget,
+            self.clock,
+            self.last_stats,
+            asked_at=asked_at,
+            moves_per_second=self.moves_per_second,
+        )
         return to_action(view, play)
