@@ -189,7 +189,7 @@ def search(
     totals = [0.0] * len(cands)
     timer = _Timer(clock, deadline)
     work = budget * moves_per_second
-    sampler = Sampler(obs, rng)
+    sampler = Sampler(obs, rng, timer.tick)
     exact_ok = sum(obs.sizes) <= ENDGAME_CARDS
     try:
         while stats.moves < work:
