@@ -329,30 +329,41 @@ async def dump_tracemalloc(pid: int, path: Path) -> None:
 
 
 def memory_breakdown(prefix: str, tables: int, top: int) -> dict[str, Any]:
-    """Where the memory allocated between the idle and the live snapshot went.
+    """Where the memory went: per table once all joined, then what grew until halfway.
 
-    An allocation made under a memo (``engine/memo.py`` on its traceback) and
-    still held is a shared cache entry: it counts once, not per table.  The
-    rest is split by the file of the innermost frame, in KiB per table.
+    Snapshots: ``.1`` idle, ``.2`` every table joined, ``.3`` halfway.  An
+    allocation made under a memo (``engine/memo.py`` on its traceback) and still
+    held is a shared cache entry: it counts once, not per table.  The rest is
+    split by the file of the innermost frame, in KiB per table.
     """
     import tracemalloc
 
-    idle = tracemalloc.Snapshot.load(f"{prefix}.1")
-    live = tracemalloc.Snapshot.load(f"{prefix}.2")
-    shared = 0
-    by_file: dict[str, int] = {}
-    for stat in live.compare_to(idle, "traceback"):
-        if any(frame.filename.endswith("engine/memo.py") for frame in stat.traceback):
-            shared += stat.size_diff
-            continue
-        name = str(stat.traceback[-1].filename).rsplit("site-packages/", 1)[-1]
-        name = name.rsplit("lib/python3", 1)[-1].split("/", 1)[-1]
-        by_file[name] = by_file.get(name, 0) + stat.size_diff
-    per_table = sorted(by_file.items(), key=lambda kv: -kv[1])[:top]
+    snaps = [tracemalloc.Snapshot.load(f"{prefix}.{n}") for n in (1, 2, 3)]
+
+    def split(old: tracemalloc.Snapshot, new: tracemalloc.Snapshot) -> tuple[int, dict[str, int]]:
+        shared = 0
+        by_file: dict[str, int] = {}
+        for stat in new.compare_to(old, "traceback"):
+            if any(frame.filename.endswith("engine/memo.py") for frame in stat.traceback):
+                shared += stat.size_diff
+                continue
+            name = str(stat.traceback[-1].filename).rsplit("site-packages/", 1)[-1]
+            name = name.rsplit("lib/python3", 1)[-1].split("/", 1)[-1]
+            by_file[name] = by_file.get(name, 0) + stat.size_diff
+        return shared, by_file
+
+    def per_table(by_file: dict[str, int]) -> list[tuple[str, float]]:
+        ranked = sorted(by_file.items(), key=lambda kv: -kv[1])[:top]
+        return [(name, round(size / 1024 / tables, 1)) for name, size in ranked]
+
+    shared_joined, joined = split(snaps[0], snaps[1])
+    shared_grown, grown = split(snaps[1], snaps[2])
     return {
-        "shared_caches_mib": round(shared / 2**20, 1),
-        "traced_kib_per_table": round(sum(by_file.values()) / 1024 / tables, 1),
-        "kib_per_table_by_file": [(name, round(b / 1024 / tables, 1)) for name, b in per_table],
+        "joined_kib_per_table": round(sum(joined.values()) / 1024 / tables, 1),
+        "joined_by_file": per_table(joined),
+        "grown_kib_per_table": round(sum(grown.values()) / 1024 / tables, 1),
+        "grown_by_file": per_table(grown),
+        "shared_caches_mib": round((shared_joined + shared_grown) / 2**20, 1),
     }
 
 
@@ -401,6 +412,8 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(asyncio.gather(*(r.joined.wait() for r in runs)), args.duration / 2)
     rss_joined = rss_bytes(pid)
+    if args.tracemalloc:
+        await dump_tracemalloc(pid, Path(f"{args.tracemalloc}.2"))
     profiler = None
     if args.profile:
         # Sample the middle of the run: every table joined, none finishing yet.
@@ -410,7 +423,7 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     await asyncio.sleep(max(0.0, started + args.duration / 2 - loop.time()))
     rss_live = rss_bytes(pid)
     if args.tracemalloc:
-        await dump_tracemalloc(pid, Path(f"{args.tracemalloc}.2"))
+        await dump_tracemalloc(pid, Path(f"{args.tracemalloc}.3"))
     await asyncio.gather(*tasks)
     after = await asyncio.to_thread(Sample, base, pid, redis)
     elapsed = loop.time() - started
@@ -492,8 +505,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tracemalloc",
         metavar="PREFIX",
-        help="run the server under tracemalloc, dump snapshots idle and halfway to PREFIX.1 "
-        "and PREFIX.2, and print where the memory of the live tables went (slows the server)",
+        help="run the server under tracemalloc, dump snapshots idle, all joined and halfway "
+        "to PREFIX.1-3, and print where the live tables' memory went (slows the server)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON line only")
     args = parser.parse_args(argv)
@@ -548,9 +561,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"errors: {result['errors']} {result['error_codes']}")
     if args.tracemalloc:
         memory = result["memory_by_file"]
-        print(f"traced: shared caches grew {memory['shared_caches_mib']} MiB; the rest is "
-              f"{memory['traced_kib_per_table']} KiB per table, by allocating file:")  # fmt: skip
-        for name, kib in memory["kib_per_table_by_file"]:
+        print(f"traced, once all joined: {memory['joined_kib_per_table']} KiB per table:")
+        for name, kib in memory["joined_by_file"]:
+            print(f"  {kib:8.1f}  {name}")
+        print(f"traced, grown from then to halfway: {memory['grown_kib_per_table']} KiB per "
+              f"table, and the shared caches {memory['shared_caches_mib']} MiB:")  # fmt: skip
+        for name, kib in memory["grown_by_file"]:
             print(f"  {kib:8.1f}  {name}")
     if args.profile:
         print(f"profile ({args.profile}): share of samples, on the stack / innermost")
