@@ -337,6 +337,8 @@ async def _serve_socket(websocket: WebSocket, services: _Services, settings: Set
         return
     if seat == len(meta.seats):
         seat = SPECTATOR
+    # The room keeps its own meta; this handler lives as long as the socket and need not.
+    del meta
 
     conn = Connection(seat, websocket.send_text, settings.outgoing_queue_size)
     writer = conn.start()

@@ -30,6 +30,7 @@ from redis.exceptions import RedisError
 from server import bots, engine, fairness, metrics
 from server.bots import BotAction
 from server.engine import EngineError, Event, NextDeal, Pass, Play, PublicView, SeatView
+from server.inbox import Inbox
 from server.usage import USAGE
 
 from .clock import SystemClock, Timer, WallClock, standin_due
@@ -136,7 +137,7 @@ class Room:
         self._on_closed = on_closed
         self._clock: WallClock = clock or SystemClock()
         self._max_spectators = max_spectators
-        self._inbox: asyncio.Queue[Command] = asyncio.Queue()
+        self._inbox: Inbox[Command] = Inbox()
         self._humans: dict[int, list[Listener]] = {}
         self._bots: dict[int, BotSeat] = {}
         self._reseat()
@@ -480,6 +481,9 @@ class Room:
         self._broadcast(events)
         self._schedule_bot()
         self._schedule_standin()
+        # Heard and handed to the bot: a table waiting for its next action need not hold
+        # this version's views (the rare attach or refused bot move rebuilds them).
+        self._views.clear()
         return True
 
     # --- seats: host controls, hand-back, meta writes -------------------------
