@@ -394,6 +394,7 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
         for i in range(args.tables)
     ]
     runs = [TableRun() for _ in tables]
+    rss_created = rss_bytes(pid)
     loop = asyncio.get_running_loop()
     before = await asyncio.to_thread(Sample, base, pid, redis)
     started = loop.time()
@@ -470,6 +471,8 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
         # match so far (--tracemalloc splits them).
         "kib_per_table": round((rss_live - rss_idle) / 1024 / args.tables, 1),
         "kib_per_table_joined": round((rss_joined - rss_idle) / 1024 / args.tables, 1),
+        # What creating the tables over HTTP left behind, before any socket joined.
+        "kib_per_table_created": round((rss_created - rss_idle) / 1024 / args.tables, 1),
         "errors": len(errors),
         "error_codes": sorted(set(errors)),
         "load_before": [round(x, 2) for x in before.load],
@@ -557,7 +560,8 @@ def main(argv: list[str] | None = None) -> int:
           f"bench client: {result['client_cpu_ms_per_action']} ms")  # fmt: skip
     print(f"memory: idle {result['rss_idle_mib']} MiB, live {result['rss_live_mib']} MiB, "
           f"{result['kib_per_table']} KiB per table halfway, "
-          f"{result['kib_per_table_joined']} KiB once all joined")  # fmt: skip
+          f"{result['kib_per_table_joined']} KiB once all joined (of which "
+          f"{result['kib_per_table_created']} KiB left by creating them over HTTP)")  # fmt: skip
     print(f"errors: {result['errors']} {result['error_codes']}")
     if args.tracemalloc:
         memory = result["memory_by_file"]
