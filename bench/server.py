@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -35,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import websockets
 
 __all__ = ["main"]
@@ -47,6 +49,8 @@ class TableRun:
     latencies: list[float] = field(default_factory=list)
     human_actions: int = 0
     errors: list[str] = field(default_factory=list)
+    # Set when its first state arrives.
+    joined: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 def free_port() -> int:
@@ -153,6 +157,32 @@ async def play_table(
         run.errors.append(f"socket:{type(exc).__name__}")
 
 
+class _View(msgspec.Struct):
+    seat: int
+    turn: int | None
+    result: Any
+    match_over: bool
+    hints: list[list[str]]
+
+
+class _Frame(msgspec.Struct):
+    """The parts of a server frame the scripted human reads (the rest is skipped)."""
+
+    type: str
+    version: int | None = None
+    code: str | None = None
+    view: _View | None = None
+
+
+# The bench client shares the machine with the server: it decodes only what it reads.
+_read_frame = msgspec.json.Decoder(_Frame).decode
+_encoder = msgspec.json.Encoder()
+
+
+def _write(message: dict[str, Any]) -> str:
+    return _encoder.encode(message).decode()  # a text frame, as browsers send
+
+
 async def _play_table(
     ws_url: str,
     table: dict[str, Any],
@@ -164,47 +194,42 @@ async def _play_table(
 ) -> None:
     loop = asyncio.get_running_loop()
     async with websockets.connect(ws_url, max_size=None) as ws:
-        await ws.send(
-            json.dumps(
-                {"type": "join", "table": table["table"], "token": table["seats"][0]["token"]}
-            )
-        )
+        token = table["seats"][0]["token"]
+        await ws.send(_write({"type": "join", "table": table["table"], "token": token}))
         acted_at = -1
         sent_at: float | None = None
-        while loop.time() < stop_at and run.human_actions < max_actions:
-            try:
-                raw = await asyncio.wait_for(ws.recv(), max(0.1, stop_at - loop.time()))
-            except TimeoutError:
-                break
-            frame = json.loads(raw)
-            if frame["type"] == "error":
-                run.errors.append(frame["code"])
-                continue
-            if frame["type"] != "state":
-                continue
-            version = frame["version"]
-            if sent_at is not None and version > acted_at:
-                run.latencies.append(loop.time() - sent_at)
-                sent_at = None
-            view = frame["view"]
-            if version <= acted_at:
-                continue
-            if view["result"] is not None:
-                kind = "new_match" if view["match_over"] else "next_deal"
-                message: dict[str, Any] = {"type": kind, "version": version}
-            elif view["turn"] == view["seat"]:
-                if view["hints"]:
-                    message = {"type": "play", "version": version, "cards": view["hints"][0]}
-                else:
-                    message = {"type": "pass", "version": version}
-            else:
-                continue
-            acted_at = version
-            if think > 0:
-                await asyncio.sleep(think * rng.uniform(0.5, 1.5))
-            sent_at = loop.time()
-            run.human_actions += 1
-            await ws.send(json.dumps(message))
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout_at(stop_at):
+                while run.human_actions < max_actions:
+                    frame = _read_frame(await ws.recv())
+                    if frame.type == "error":
+                        run.errors.append(frame.code or "?")
+                        continue
+                    if frame.type != "state" or frame.version is None or frame.view is None:
+                        continue
+                    version, view = frame.version, frame.view
+                    run.joined.set()
+                    if sent_at is not None and version > acted_at:
+                        run.latencies.append(loop.time() - sent_at)
+                        sent_at = None
+                    if version <= acted_at:
+                        continue
+                    if view.result is not None:
+                        kind = "new_match" if view.match_over else "next_deal"
+                        message: dict[str, Any] = {"type": kind, "version": version}
+                    elif view.turn == view.seat:
+                        if view.hints:
+                            message = {"type": "play", "version": version, "cards": view.hints[0]}
+                        else:
+                            message = {"type": "pass", "version": version}
+                    else:
+                        continue
+                    acted_at = version
+                    if think > 0:
+                        await asyncio.sleep(think * rng.uniform(0.5, 1.5))
+                    sent_at = loop.time()
+                    run.human_actions += 1
+                    await ws.send(_write(message))
 
 
 def proc_cpu_seconds(pid: int) -> tuple[float, float]:
@@ -304,30 +329,41 @@ async def dump_tracemalloc(pid: int, path: Path) -> None:
 
 
 def memory_breakdown(prefix: str, tables: int, top: int) -> dict[str, Any]:
-    """Where the memory allocated between the idle and the live snapshot went.
+    """Where the memory went: per table once all joined, then what grew until halfway.
 
-    An allocation made under a memo (``engine/memo.py`` on its traceback) and
-    still held is a shared cache entry: it counts once, not per table.  The
-    rest is split by the file of the innermost frame, in KiB per table.
+    Snapshots: ``.1`` idle, ``.2`` every table joined, ``.3`` halfway.  An
+    allocation made under a memo (``engine/memo.py`` on its traceback) and still
+    held is a shared cache entry: it counts once, not per table.  The rest is
+    split by the file of the innermost frame, in KiB per table.
     """
     import tracemalloc
 
-    idle = tracemalloc.Snapshot.load(f"{prefix}.1")
-    live = tracemalloc.Snapshot.load(f"{prefix}.2")
-    shared = 0
-    by_file: dict[str, int] = {}
-    for stat in live.compare_to(idle, "traceback"):
-        if any(frame.filename.endswith("engine/memo.py") for frame in stat.traceback):
-            shared += stat.size_diff
-            continue
-        name = str(stat.traceback[-1].filename).rsplit("site-packages/", 1)[-1]
-        name = name.rsplit("lib/python3", 1)[-1].split("/", 1)[-1]
-        by_file[name] = by_file.get(name, 0) + stat.size_diff
-    per_table = sorted(by_file.items(), key=lambda kv: -kv[1])[:top]
+    snaps = [tracemalloc.Snapshot.load(f"{prefix}.{n}") for n in (1, 2, 3)]
+
+    def split(old: tracemalloc.Snapshot, new: tracemalloc.Snapshot) -> tuple[int, dict[str, int]]:
+        shared = 0
+        by_file: dict[str, int] = {}
+        for stat in new.compare_to(old, "traceback"):
+            if any(frame.filename.endswith("engine/memo.py") for frame in stat.traceback):
+                shared += stat.size_diff
+                continue
+            name = str(stat.traceback[-1].filename).rsplit("site-packages/", 1)[-1]
+            name = name.rsplit("lib/python3", 1)[-1].split("/", 1)[-1]
+            by_file[name] = by_file.get(name, 0) + stat.size_diff
+        return shared, by_file
+
+    def per_table(by_file: dict[str, int]) -> list[tuple[str, float]]:
+        ranked = sorted(by_file.items(), key=lambda kv: -kv[1])[:top]
+        return [(name, round(size / 1024 / tables, 1)) for name, size in ranked]
+
+    shared_joined, joined = split(snaps[0], snaps[1])
+    shared_grown, grown = split(snaps[1], snaps[2])
     return {
-        "shared_caches_mib": round(shared / 2**20, 1),
-        "traced_kib_per_table": round(sum(by_file.values()) / 1024 / tables, 1),
-        "kib_per_table_by_file": [(name, round(b / 1024 / tables, 1)) for name, b in per_table],
+        "joined_kib_per_table": round(sum(joined.values()) / 1024 / tables, 1),
+        "joined_by_file": per_table(joined),
+        "grown_kib_per_table": round(sum(grown.values()) / 1024 / tables, 1),
+        "grown_by_file": per_table(grown),
+        "shared_caches_mib": round((shared_joined + shared_grown) / 2**20, 1),
     }
 
 
@@ -358,6 +394,7 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
         for i in range(args.tables)
     ]
     runs = [TableRun() for _ in tables]
+    rss_created = rss_bytes(pid)
     loop = asyncio.get_running_loop()
     before = await asyncio.to_thread(Sample, base, pid, redis)
     started = loop.time()
@@ -371,6 +408,13 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
         )
         for i, (t, r) in enumerate(zip(tables, runs, strict=True))
     ]
+    # Memory once every table has joined and shown its first state, before the shared
+    # caches and the matches grow: what a table costs by itself.
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.gather(*(r.joined.wait() for r in runs)), args.duration / 2)
+    rss_joined = rss_bytes(pid)
+    if args.tracemalloc:
+        await dump_tracemalloc(pid, Path(f"{args.tracemalloc}.2"))
     profiler = None
     if args.profile:
         # Sample the middle of the run: every table joined, none finishing yet.
@@ -380,7 +424,7 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     await asyncio.sleep(max(0.0, started + args.duration / 2 - loop.time()))
     rss_live = rss_bytes(pid)
     if args.tracemalloc:
-        await dump_tracemalloc(pid, Path(f"{args.tracemalloc}.2"))
+        await dump_tracemalloc(pid, Path(f"{args.tracemalloc}.3"))
     await asyncio.gather(*tasks)
     after = await asyncio.to_thread(Sample, base, pid, redis)
     elapsed = loop.time() - started
@@ -423,8 +467,12 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
         "server_cpu_share_of_core": round(server_cpu / elapsed, 3),
         "rss_idle_mib": round(rss_idle / 2**20, 1),
         "rss_live_mib": round(rss_live / 2**20, 1),
-        # Includes the growth of the memo caches all tables share (--tracemalloc splits it).
+        # Halfway: includes the growth of the memo caches all tables share and of each
+        # match so far (--tracemalloc splits them).
         "kib_per_table": round((rss_live - rss_idle) / 1024 / args.tables, 1),
+        "kib_per_table_joined": round((rss_joined - rss_idle) / 1024 / args.tables, 1),
+        # What creating the tables over HTTP left behind, before any socket joined.
+        "kib_per_table_created": round((rss_created - rss_idle) / 1024 / args.tables, 1),
         "errors": len(errors),
         "error_codes": sorted(set(errors)),
         "load_before": [round(x, 2) for x in before.load],
@@ -460,8 +508,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tracemalloc",
         metavar="PREFIX",
-        help="run the server under tracemalloc, dump snapshots idle and halfway to PREFIX.1 "
-        "and PREFIX.2, and print where the memory of the live tables went (slows the server)",
+        help="run the server under tracemalloc, dump snapshots idle, all joined and halfway "
+        "to PREFIX.1-3, and print where the live tables' memory went (slows the server)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON line only")
     args = parser.parse_args(argv)
@@ -511,13 +559,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"redis CPU per action: {result['redis_cpu_ms_per_action']} ms; "
           f"bench client: {result['client_cpu_ms_per_action']} ms")  # fmt: skip
     print(f"memory: idle {result['rss_idle_mib']} MiB, live {result['rss_live_mib']} MiB, "
-          f"{result['kib_per_table']} KiB per table")  # fmt: skip
+          f"{result['kib_per_table']} KiB per table halfway, "
+          f"{result['kib_per_table_joined']} KiB once all joined (of which "
+          f"{result['kib_per_table_created']} KiB left by creating them over HTTP)")  # fmt: skip
     print(f"errors: {result['errors']} {result['error_codes']}")
     if args.tracemalloc:
         memory = result["memory_by_file"]
-        print(f"traced: shared caches grew {memory['shared_caches_mib']} MiB; the rest is "
-              f"{memory['traced_kib_per_table']} KiB per table, by allocating file:")  # fmt: skip
-        for name, kib in memory["kib_per_table_by_file"]:
+        print(f"traced, once all joined: {memory['joined_kib_per_table']} KiB per table:")
+        for name, kib in memory["joined_by_file"]:
+            print(f"  {kib:8.1f}  {name}")
+        print(f"traced, grown from then to halfway: {memory['grown_kib_per_table']} KiB per "
+              f"table, and the shared caches {memory['shared_caches_mib']} MiB:")  # fmt: skip
+        for name, kib in memory["grown_by_file"]:
             print(f"  {kib:8.1f}  {name}")
     if args.profile:
         print(f"profile ({args.profile}): share of samples, on the stack / innermost")

@@ -41,9 +41,11 @@ from server.rooms.forward import Forwarder
 from server.rooms.history import history
 from server.rooms.registry import DEFAULT_IDLE_SECONDS, Registry, process_id
 from server.rooms.room import Room, RoomClosed
+from server.rooms.seating import SeatError, SeatReason, retired_reason
+from server.rooms.seats import SPECTATOR
 from server.rooms.store import Redis, StoreError, TableStore, TooManyTables
 from server.rooms.tables import CreateTableRequest
-from server.rooms.tokens import seat_for_token, valid_table_id
+from server.rooms.tokens import hash_token, seat_for_token, valid_table_id
 from server.rooms.updates import Closing
 from server.transport import TrustedProxies, client_address
 from server.usage import USAGE
@@ -123,6 +125,7 @@ def create_app(
             lease_seconds=settings.lease_seconds,
             max_frame_bytes=settings.max_frame_bytes,
             queue_size=settings.outgoing_queue_size,
+            max_spectators=settings.max_spectators,
         )
         rate = settings.actions_per_second
         holder["services"] = _Services(clients.tables, store, registry, RateLimiter(rate, 2 * rate))
@@ -347,14 +350,32 @@ async def _serve_socket(websocket: WebSocket, services: _Services, settings: Set
     if meta is None:
         await _close(websocket, CloseCode.UNKNOWN_TABLE, "unknown table")
         return
-    seat = seat_for_token(join.token, [s.token_hash for s in meta.seats])
+    # The watch link's hash goes last: a match there seats a spectator.
+    seat = seat_for_token(join.token, [*(s.token_hash for s in meta.seats), meta.watch_hash])
+    token_hash = hash_token(join.token)
     if seat is None:
-        await _close(websocket, CloseCode.BAD_TOKEN, "bad token")
+        reason = retired_reason(meta, token_hash)
+        if reason is not None:
+            # A link that used to work says why it stopped (a new one was made, or it
+            # was for a seat that was only open between deals).
+            await _refuse_seat(websocket, SeatError(reason, _RETIRED_MESSAGES[reason]))
+        else:
+            await _close(websocket, CloseCode.BAD_TOKEN, "bad token")
         return
+    if seat == len(meta.seats):
+        seat = SPECTATOR
+    # The room keeps its own meta; this handler lives as long as the socket and need not.
+    del meta
 
     conn = Connection(seat, websocket.send_text, settings.outgoing_queue_size)
     writer = conn.start()
-    room = await _attach(services.registry, join.table, conn)
+    try:
+        room = await _attach(services.registry, join.table, conn, token_hash)
+    except SeatError as exc:
+        writer.cancel()
+        await asyncio.gather(writer, return_exceptions=True)
+        await _refuse_seat(websocket, exc)
+        return
     if room is None:
         writer.cancel()
         await asyncio.gather(writer, return_exceptions=True)
@@ -376,7 +397,23 @@ async def _serve_socket(websocket: WebSocket, services: _Services, settings: Set
         await _close(websocket, conn.close_code, conn.close_reason)
 
 
-async def _attach(registry: Registry, table_id: str, conn: Connection) -> Room | Forwarder | None:
+_RETIRED_MESSAGES = {
+    SeatReason.INVITE_REVOKED: "this link was replaced by a new one: ask the host for it",
+    SeatReason.INVITE_EXPIRED: "this invite was for a seat open between deals; it has expired",
+}
+
+
+async def _refuse_seat(websocket: WebSocket, error: SeatError) -> None:
+    """An error frame saying why the token opens nothing (any more), then the close."""
+    frame, code, reason = presenter.seat_refusal(error)
+    with contextlib.suppress(Exception):
+        await websocket.send_text(frame)
+    await _close(websocket, code, reason)
+
+
+async def _attach(
+    registry: Registry, table_id: str, conn: Connection, token_hash: str | None = None
+) -> Room | Forwarder | None:
     # A room may close between lookup and attach (idle, storage failure); then load it anew.
     for _ in range(3):
         try:
@@ -389,7 +426,7 @@ async def _attach(registry: Registry, table_id: str, conn: Connection) -> Room |
         if room is None:
             return None
         try:
-            await room.attach(conn)
+            await room.attach(conn, token_hash)
         except RoomClosed:
             continue
         return room
@@ -412,6 +449,9 @@ async def _read_loop(
         if not limiter.allow(seat):
             metrics.rate_limited("actions")
             conn.push_frame(presenter.error_frame(_TOO_FAST, room.version))
+            continue
+        if conn.seat == SPECTATOR:
+            conn.push_frame(presenter.read_watching(frame, max_bytes, version=room.version))
             continue
         inbound = presenter.read(frame, max_bytes, seat=conn.seat, version=room.version)
         if isinstance(inbound, presenter.Answer):

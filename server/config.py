@@ -97,6 +97,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     - ``lease_seconds``: how long a table's ownership outlives its owner's last
       renewal, so the longest its players wait for another process after the
       owner died (see docs/operations.md).
+    - ``max_spectators``: sockets that may watch one table (0: no watching).
 
     The rest bound what one client can make the server hold (docs/operations.md,
     "Limits"): connections in total and per client address, seconds to send a
@@ -113,6 +114,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     max_frame_bytes: int = 16 * 1024
     outgoing_queue_size: int = 64
     lease_seconds: float = 3.0
+    max_spectators: int = 20
     log_level: LogLevel = "info"
     client_dir: Path = DEFAULT_CLIENT_DIR
     log_format: LogFormat = "text"
@@ -165,6 +167,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
                 "lease_seconds",
                 f"lease must be {_MIN_LEASE_SECONDS}..{_MAX_LEASE_SECONDS} seconds, "
                 f"not {self.lease_seconds}",
+            )
+        if not 0 <= self.max_spectators <= 10_000:
+            raise ConfigError(
+                ConfigReason.BAD_VALUE,
+                "max_spectators",
+                f"max spectators must be 0..10000, not {self.max_spectators}",
             )
         if self.log_level not in LOG_LEVELS:
             raise ConfigError(
@@ -354,6 +362,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("lease_seconds", "--lease-ttl", "PAODEKUAI_LEASE_TTL", "SECONDS", _parse_seconds,
            "a table's owner lease (3, 2.5s, 1500ms): the longest its players wait "
            "for another process after the owner died"),
+    Option("max_spectators", "--max-spectators", "PAODEKUAI_MAX_SPECTATORS", "N", _parse_int,
+           "sockets that may watch one table (0: no watching)"),
     Option("log_level", "--log-level", "PAODEKUAI_LOG_LEVEL", "LEVEL", _parse_word,
            f"one of {', '.join(LOG_LEVELS)}"),
     Option("client_dir", "--client-dir", "PAODEKUAI_CLIENT_DIR", "DIR", _parse_path,

@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from server import presenter
+from server.inbox import Inbox
 from server.protocol import CloseCode
 from server.rooms.updates import Closing, Update
 
@@ -28,7 +29,7 @@ class Connection:
             raise ValueError("the outgoing queue holds at least one frame")
         self._seat = seat
         self._send = send
-        self._queue: asyncio.Queue[str] = asyncio.Queue(queue_size)
+        self._queue: Inbox[str] = Inbox(queue_size)
         self._writer: asyncio.Task[None] | None = None
         # Why the server ended this connection (a WebSocket close code), if it did.
         self.close_code: int | None = None

@@ -24,15 +24,23 @@ from server import metrics
 from server.engine import NextDeal, Pass, Play, Reason
 from server.errors import ServerError
 from server.protocol import (
+    BackMsg,
     BotSpeedMsg,
+    ClockInfo,
     CloseCode,
+    EmoteMsg,
+    EmoteReply,
     ErrorMsg,
     FairnessInfo,
     HintMsg,
     HintReply,
+    InviteMsg,
+    InviteReply,
     JoinMsg,
+    MakeBotMsg,
     NewMatchMsg,
     NextDealMsg,
+    OpenSeatMsg,
     PassMsg,
     PingMsg,
     PlayMsg,
@@ -44,19 +52,37 @@ from server.protocol import (
     StateMsg,
     TableInfo,
     VersionedMessage,
+    WatchLinkMsg,
+    WatchMsg,
     decode_client,
     encode,
 )
-from server.rooms.commands import AskHint, Rename, Request
+from server.rooms.clock import remaining_ms
+from server.rooms.commands import (
+    AskHint,
+    Back,
+    InviteSeat,
+    MakeBot,
+    OpenSeat,
+    Rename,
+    Request,
+    SendEmote,
+    WatchLink,
+)
 from server.rooms.log import BotSpeed, NewMatch
+from server.rooms.seating import SeatError, SeatReason, on_auto
+from server.rooms.tokens import invite_path
 from server.rooms.updates import (
     Closing,
+    EmoteShown,
     HintAnswer,
+    InviteIssued,
     Refused,
     RoomReason,
     StateUpdate,
     TableSnapshot,
     Update,
+    WatchUpdate,
 )
 
 __all__ = [
@@ -70,13 +96,15 @@ __all__ = [
     "frame",
     "read",
     "read_join",
+    "read_watching",
     "request_for",
+    "seat_refusal",
     "table_info",
 ]
 
 # Every reason enum whose codes reach a client in an ``error`` frame (docs/protocol.md
 # lists them, and the client words each one).
-WIRE_REASONS: tuple[type[StrEnum], ...] = (ProtocolErrorCode, RoomReason, Reason)
+WIRE_REASONS: tuple[type[StrEnum], ...] = (ProtocolErrorCode, RoomReason, SeatReason, Reason)
 
 PONG = encode(Pong())
 
@@ -84,6 +112,7 @@ _CLOSINGS: dict[Closing, tuple[int, str]] = {
     Closing.SHUTDOWN: (1001, "server shutting down"),
     Closing.IDLE: (1001, "idle"),
     Closing.TABLE_UNAVAILABLE: (CloseCode.TABLE_UNAVAILABLE, "table unavailable, reconnect"),
+    Closing.REVOKED: (CloseCode.BAD_TOKEN, "invite revoked: ask the host for a new link"),
 }
 
 
@@ -115,6 +144,29 @@ def read_join(raw: str | bytes, max_bytes: int) -> JoinMsg:
 
 def read(raw: str | bytes, max_bytes: int, *, seat: int, version: int) -> Inbound:
     """What to do with one frame from a joined socket at ``seat`` (table at ``version``)."""
+    message = _decode_joined(raw, max_bytes, version)
+    if isinstance(message, Answer):
+        return message
+    if isinstance(message, EmoteMsg):
+        # An emote changes nothing at the table, so it is never stale.
+        return ToRoom(version, SendEmote(message.emote))
+    return ToRoom(message.version, request_for(message, seat))
+
+
+def read_watching(raw: str | bytes, max_bytes: int, *, version: int) -> str:
+    """The answer to one frame from a spectator's socket: nothing it sends reaches the room."""
+    message = _decode_joined(raw, max_bytes, version)
+    if isinstance(message, Answer):
+        return message.frame
+    return error_frame(
+        SeatError(SeatReason.SPECTATOR, "spectators watch; they cannot act"), version
+    )
+
+
+def _decode_joined(
+    raw: str | bytes, max_bytes: int, version: int
+) -> VersionedMessage | EmoteMsg | Answer:
+    """A joined socket's frame, or the answer it gets at once (refusal, pong, second join)."""
     try:
         message = decode_client(raw, max_bytes)
     except ProtocolError as exc:
@@ -127,7 +179,7 @@ def read(raw: str | bytes, max_bytes: int, *, seat: int, version: int) -> Inboun
             "this socket has already joined; open a new one to switch",
         )
         return Answer(error_frame(refusal, version))
-    return ToRoom(message.version, request_for(message, seat))
+    return message
 
 
 def request_for(message: VersionedMessage, seat: int) -> Request:
@@ -144,6 +196,16 @@ def request_for(message: VersionedMessage, seat: int) -> Request:
         return NewMatch()
     if isinstance(message, RenameMsg):
         return Rename(seat=seat, name=message.name)
+    if isinstance(message, BackMsg):
+        return Back()
+    if isinstance(message, InviteMsg):
+        return InviteSeat(message.seat)
+    if isinstance(message, MakeBotMsg):
+        return MakeBot(message.seat)
+    if isinstance(message, OpenSeatMsg):
+        return OpenSeat(message.seat)
+    if isinstance(message, WatchLinkMsg):
+        return WatchLink()
     assert isinstance(message, BotSpeedMsg)
     return BotSpeed(ms=message.ms, seat=seat)
 
@@ -160,6 +222,8 @@ def table_info(table: TableSnapshot) -> TableInfo:
                 kind=s.kind,
                 level=s.level,
                 connected=s.kind == "bot" or table.connected[s.seat],
+                auto=s.kind == "human" and s.standins > 0,
+                on_auto=on_auto(s),
             )
             for s in meta.seats
         ],
@@ -171,6 +235,21 @@ def table_info(table: TableSnapshot) -> TableInfo:
             seed=table.reveal.seed if table.reveal else None,
             salt=table.reveal.salt if table.reveal else None,
         ),
+        turn_seconds=meta.turn_seconds,
+        grace_seconds=meta.grace_seconds,
+        clock=_clock_info(table),
+        spectators=table.spectators,
+    )
+
+
+def _clock_info(table: TableSnapshot) -> ClockInfo | None:
+    clock = table.meta.clock
+    if clock is None:
+        return None
+    return ClockInfo(
+        seat=clock.seat,
+        deadline=round(clock.deadline * 1000),
+        remaining_ms=remaining_ms(clock, table.now),
     )
 
 
@@ -183,6 +262,26 @@ def frame(update: Update) -> str:
                 table=table_info(update.table),
                 view=update.view,
                 events=update.events,
+            )
+        )
+    if isinstance(update, WatchUpdate):
+        return encode(
+            WatchMsg(
+                version=update.version,
+                table=table_info(update.table),
+                view=update.view,
+                events=update.events,
+            )
+        )
+    if isinstance(update, EmoteShown):
+        return encode(EmoteReply(seat=update.seat, emote=update.emote))
+    if isinstance(update, InviteIssued):
+        return encode(
+            InviteReply(
+                kind="watch" if update.seat is None else "seat",
+                seat=update.seat,
+                token=update.token,
+                invite=invite_path(update.table_id, update.seat, update.token),
             )
         )
     if isinstance(update, HintAnswer):
@@ -201,6 +300,17 @@ def error_frame(error: ServerError[Any], version: int | None) -> str:
     counted here (``pdk_refusals_total``)."""
     metrics.refused(error.reason.value)
     return encode(ErrorMsg(code=error.reason.value, message=error.message, version=version))
+
+
+def seat_refusal(error: SeatError) -> tuple[str, int, str]:
+    """A join refused by the room (a revoked or expired token, a full gallery): the
+    ``error`` frame, then the close code and reason."""
+    code = (
+        CloseCode.TOO_MANY_SPECTATORS
+        if error.reason is SeatReason.TOO_MANY_SPECTATORS
+        else CloseCode.BAD_TOKEN
+    )
+    return error_frame(error, None), code, error.message[:120]
 
 
 def close_for(why: Closing) -> tuple[int, str]:

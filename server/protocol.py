@@ -15,20 +15,29 @@ import msgspec
 
 from server.config import MAX_BOT_SPEED_MS, MAX_RAW_NAME_CHARS
 from server.engine.actions import Event
-from server.engine.view import SeatView
+from server.engine.view import PublicView, SeatView
 from server.errors import ServerError
+from server.rooms.emotes import Emote
 
 __all__ = [
+    "BackMsg",
     "BotSpeedMsg",
     "ClientMessage",
+    "ClockInfo",
     "CloseCode",
+    "EmoteMsg",
+    "EmoteReply",
     "ErrorMsg",
     "FairnessInfo",
     "HintMsg",
     "HintReply",
+    "InviteMsg",
+    "InviteReply",
     "JoinMsg",
+    "MakeBotMsg",
     "NewMatchMsg",
     "NextDealMsg",
+    "OpenSeatMsg",
     "PassMsg",
     "PingMsg",
     "PlayMsg",
@@ -41,6 +50,8 @@ __all__ = [
     "StateMsg",
     "TableInfo",
     "VersionedMessage",
+    "WatchLinkMsg",
+    "WatchMsg",
     "decode_client",
     "encode",
 ]
@@ -66,6 +77,8 @@ class CloseCode(IntEnum):
     BAD_TOKEN = 4401
     UNKNOWN_TABLE = 4404
     TOO_SLOW = 4408
+    # The table already has as many spectators as the server allows.
+    TOO_MANY_SPECTATORS = 4429
     # The table could not be stored (Redis down, or another process moved it on):
     # reconnecting reloads it from Redis.
     TABLE_UNAVAILABLE = 4503
@@ -128,6 +141,45 @@ class RenameMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="re
     name: Annotated[str, msgspec.Meta(max_length=MAX_RAW_NAME_CHARS)]
 
 
+class BackMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="back"):
+    """ "I'm back": take the seat back from the stand-in (from the next turn on)."""
+
+    version: int
+
+
+class InviteMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="invite"):
+    """Host only: a new invite for human seat ``seat``; its old token stops working."""
+
+    version: int
+    seat: int
+
+
+class MakeBotMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="make_bot"):
+    """Host only: a human seat that was left is played by a bot from now on."""
+
+    version: int
+    seat: int
+
+
+class OpenSeatMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="open_seat"):
+    """Host only, between deals: an invite whose first join makes bot seat ``seat`` human."""
+
+    version: int
+    seat: int
+
+
+class WatchLinkMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="watch_link"):
+    """Host only: a (new) watch link for spectators; an older one stops working."""
+
+    version: int
+
+
+class EmoteMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="emote"):
+    """A quick reaction from the fixed set, shown briefly at the sender's seat."""
+
+    emote: Emote
+
+
 class PingMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="ping"):
     """Keep-alive; answered with ``pong``."""
 
@@ -141,15 +193,48 @@ ClientMessage: TypeAlias = (
     | NextDealMsg
     | NewMatchMsg
     | RenameMsg
+    | BackMsg
+    | InviteMsg
+    | MakeBotMsg
+    | OpenSeatMsg
+    | WatchLinkMsg
+    | EmoteMsg
     | PingMsg
 )
 # What a joined connection forwards to its room: every one carries a version.
 VersionedMessage: TypeAlias = (
-    PlayMsg | PassMsg | HintMsg | BotSpeedMsg | NextDealMsg | NewMatchMsg | RenameMsg
+    PlayMsg
+    | PassMsg
+    | HintMsg
+    | BotSpeedMsg
+    | NextDealMsg
+    | NewMatchMsg
+    | BackMsg
+    | InviteMsg
+    | MakeBotMsg
+    | OpenSeatMsg
+    | WatchLinkMsg
+    | RenameMsg
 )
 
 _CLIENT_TYPES = frozenset(
-    {"join", "play", "pass", "hint", "bot_speed", "next_deal", "new_match", "rename", "ping"}
+    {
+        "join",
+        "play",
+        "pass",
+        "hint",
+        "bot_speed",
+        "next_deal",
+        "new_match",
+        "back",
+        "invite",
+        "make_bot",
+        "open_seat",
+        "watch_link",
+        "emote",
+        "rename",
+        "ping",
+    }
 )
 
 
@@ -164,6 +249,19 @@ class SeatInfo(msgspec.Struct, frozen=True):
     kind: Literal["human", "bot"]
     level: str | None
     connected: bool
+    # The stand-in played this seat's last turn, or (on_auto) plays all of them until
+    # its human is back.
+    auto: bool = False
+    on_auto: bool = False
+
+
+class ClockInfo(msgspec.Struct, frozen=True):
+    """Whose turn clock runs: its deadline (server time, ms since the epoch) and the
+    milliseconds left when the frame was made."""
+
+    seat: int
+    deadline: int
+    remaining_ms: int
 
 
 class FairnessInfo(msgspec.Struct, frozen=True):
@@ -176,7 +274,8 @@ class FairnessInfo(msgspec.Struct, frozen=True):
 
 
 class TableInfo(msgspec.Struct, frozen=True):
-    """The table around the game: seats, bot speed, match number, deal commitments."""
+    """The table around the game: seats, bot speed, match number, deal commitments,
+    clock, spectators."""
 
     id: str
     seats: list[SeatInfo]
@@ -184,6 +283,11 @@ class TableInfo(msgspec.Struct, frozen=True):
     humans: int
     match_no: int
     fairness: FairnessInfo | None = None
+    host: int = 0
+    turn_seconds: int = 0
+    grace_seconds: int = 0
+    clock: ClockInfo | None = None
+    spectators: int = 0
 
 
 class StateMsg(msgspec.Struct, frozen=True, tag="state"):
@@ -193,6 +297,31 @@ class StateMsg(msgspec.Struct, frozen=True, tag="state"):
     table: TableInfo
     view: SeatView
     events: list[Event]
+
+
+class WatchMsg(msgspec.Struct, frozen=True, tag="watch"):
+    """A spectator's picture at ``version``: the public view only, never a hand."""
+
+    version: int
+    table: TableInfo
+    view: PublicView
+    events: list[Event]
+
+
+class EmoteReply(msgspec.Struct, frozen=True, tag="emote"):
+    """Seat ``seat`` reacted with ``emote``."""
+
+    seat: int
+    emote: str
+
+
+class InviteReply(msgspec.Struct, frozen=True, tag="invite"):
+    """A new link for the host alone: a seat invite or the watch link (``seat`` null)."""
+
+    kind: Literal["seat", "watch"]
+    seat: int | None
+    token: str
+    invite: str
 
 
 class HintReply(msgspec.Struct, frozen=True, tag="hint"):
@@ -216,7 +345,9 @@ class Pong(msgspec.Struct, frozen=True, tag="pong"):
     """The answer to ``ping``."""
 
 
-ServerMessage: TypeAlias = StateMsg | HintReply | ErrorMsg | Pong
+ServerMessage: TypeAlias = (
+    StateMsg | WatchMsg | HintReply | EmoteReply | InviteReply | ErrorMsg | Pong
+)
 
 
 class ProtocolError(ServerError[ProtocolErrorCode]):

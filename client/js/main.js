@@ -22,6 +22,18 @@ import {
   statusText,
 } from "./render.js";
 import { showRules } from "./rules.js";
+import {
+  decorateMe,
+  decorateSeat,
+  isHost,
+  renderAutoBanner,
+  renderEmotePicker,
+  renderHostPanel,
+  renderWatchers,
+  showEmote,
+  syncClock,
+  watchedView,
+} from "./seats.js";
 import { SettingsSheet } from "./settings.js";
 import { announce, bindNarration, narrate, toast } from "./narrate.js";
 import { cue, played, setSound } from "./sound.js";
@@ -56,6 +68,10 @@ const els = {
   settingsSheet: $("#settings-sheet"),
   confirmSheet: $("#confirm-sheet"),
   inviteSheet: $("#invite-sheet"),
+  autoBanner: $("#auto-banner"),
+  watchers: $("#watchers"),
+  emoteButton: $("#btn-emote"),
+  emotePicker: $("#emote-picker"),
   rulesSheet: $("#rules-sheet"),
   historySheet: $("#history-sheet"),
 };
@@ -73,6 +89,7 @@ const app = {
   net: { state: "connecting" },
   // A play or pass sent and not yet answered: {version, shown}.
   pending: null,
+  links: null,
 };
 
 bindNarration({ announcer: els.announcer, toast: els.toast });
@@ -111,6 +128,7 @@ async function openNewTable(notice) {
     const res = await createTable(app.settings, app.settings.name || null);
     const [mine, ...others] = res.seats;
     app.session = { table: res.table, token: mine.token, seat: mine.seat, invites: others };
+    app.links = linksFrom(app.session);
     saveSession(app.session);
     connect();
     if (notice) toast(notice);
@@ -131,6 +149,15 @@ function connect() {
     onStatus: setNet,
     onFatal: (code) => {
       // The table or seat is gone (server data reset, or an invite for a finished table).
+      if (app.session.watch) {
+        // A dead watch link says why and stops; it never opens a table of our own.
+        history.replaceState(null, "", location.pathname + location.search);
+        app.session = loadSession();
+        if (app.session?.table && app.session?.token) connect();
+        else openNewTable();
+        toast(t("notice.watchGone"));
+        return;
+      }
       clearSession();
       openNewTable(t(code === 4401 ? "notice.badSeat" : "notice.tableGone"));
     },
@@ -192,8 +219,11 @@ function settle(msg) {
 function onMessage(msg) {
   settle(msg);
   if (msg.type === "state") onState(msg);
+  else if (msg.type === "watch") onState({ ...msg, view: watchedView(msg.view) });
   else if (msg.type === "hint") onHint(msg);
   else if (msg.type === "error") onError(msg);
+  else if (msg.type === "emote") showEmote(msg.seat, msg.emote);
+  else if (msg.type === "invite") onInvite(msg);
 }
 
 // ---------------------------------------------------------------- state
@@ -204,7 +234,9 @@ function onState(msg) {
   app.version = msg.version;
   app.table = msg.table;
   app.view = view;
-  app.session.seat = view.seat;
+  if (!view.watching) app.session.seat = view.seat;
+  document.body.classList.toggle("watching", Boolean(view.watching));
+  syncClock(msg.table);
   const key = `${msg.table.match_no ?? 0}:${view.deal_no}`;
   const newDeal = key !== app.dealKey;
   app.dealKey = key;
@@ -266,14 +298,20 @@ function render(fresh = new Set()) {
   const seats = placement(view.seat);
   renderSeat(els.seatLeft, { view, table, seat: seats.left, side: "left" });
   renderSeat(els.seatRight, { view, table, seat: seats.right, side: "right" });
+  decorateSeat(els.seatLeft, { table, seat: seats.left });
+  decorateSeat(els.seatRight, { table, seat: seats.right });
   renderPiles(els.piles, { view, table, fresh, autoMade: (move) => autoPass.madeIt(view, app.dealKey, move) });
-  renderCounter(els.counter, view, app.settings.counter);
+  renderCounter(els.counter, view, app.settings.counter && !view.watching);
   renderMe(els.meInfo, { view, table });
+  decorateMe(els.meInfo, { table, view });
+  renderAutoBanner(els.autoBanner, { table, view, onBack: () => send({ type: "back", version: app.version }) });
+  renderWatchers(els.watchers, table);
   const rules = t(`preset.${view.rules.preset}.name`);
   els.dealInfo.textContent = view.deals > 1 ? `${t("deal.of", { n: view.deal_no, of: view.deals })} · ${rules}` : rules;
   els.dealInfo.title = t(`preset.${view.rules.preset}.summary`);
-  const invites = app.session?.invites || [];
-  $("#btn-invite").hidden = !(table.humans > 1 && invites.length);
+  $("#btn-invite").hidden = !isHost(view);
+  els.emoteButton.hidden = Boolean(view.watching);
+  if (els.inviteSheet.open) drawHostPanel();
   updateControls();
 }
 
@@ -501,31 +539,57 @@ function openHistory(pick = null) {
   historySheet.open(session.table, session.token, pick);
 }
 
+// ---------------------------------------------------------------- host panel and emotes
+
+/** The links this browser handed out: {seats: {seat: path}, watch: path}. */
+function linksFrom(session) {
+  const seats = {};
+  for (const inv of session?.invites || []) seats[inv.seat] = inv.invite;
+  return { seats, watch: session?.watch_link || null };
+}
+
+function onInvite(msg) {
+  // A new link from a host action: the old one stopped working at once.
+  if (!app.session || app.session.watch) return;
+  if (msg.kind === "watch") app.session.watch_link = msg.invite;
+  else app.session.invites = [...(app.session.invites || []).filter((i) => i.seat !== msg.seat), { seat: msg.seat, invite: msg.invite }];
+  saveSession(app.session);
+  app.links = linksFrom(app.session);
+  toast(t("host.linkReady"));
+  if (els.inviteSheet.open) drawHostPanel();
+}
+
+async function copyLink(input, url) {
+  input.select();
+  try {
+    await navigator.clipboard.writeText(url);
+  } catch {
+    document.execCommand?.("copy");
+  }
+  toast(t("invite.copied"));
+}
+
+function drawHostPanel() {
+  if (!app.view || !app.table) return;
+  renderHostPanel($("#invite-list"), {
+    table: app.table,
+    view: app.view,
+    links: app.links || linksFrom(app.session),
+    send: (msg) => send({ ...msg, version: app.version }),
+    confirm: confirmDialog,
+    copy: copyLink,
+  });
+}
+
 function openInvites() {
-  const list = $("#invite-list");
-  const { invites = [] } = app.session || {};
-  list.replaceChildren(
-    ...invites.map((inv) => {
-      const url = new URL(inv.invite, location.href).href;
-      const input = h("input", { type: "text", readonly: true, value: url, "aria-label": t("invite.link", { n: inv.seat + 1 }) });
-      const copy = h("button", {
-        type: "button",
-        class: "btn",
-        text: t("invite.copy"),
-        onclick: async () => {
-          input.select();
-          try {
-            await navigator.clipboard.writeText(url);
-          } catch {
-            document.execCommand?.("copy");
-          }
-          toast(t("invite.copied"));
-        },
-      });
-      return h("li", {}, h("span", { class: "invite-seat", text: seatName(app.table, app.view, inv.seat) }), input, copy);
-    }),
-  );
+  drawHostPanel();
   els.inviteSheet.showModal();
+}
+
+function toggleEmotes(open = els.emotePicker.hidden) {
+  els.emotePicker.hidden = !open;
+  els.emoteButton.setAttribute("aria-expanded", String(open));
+  if (open) els.emotePicker.querySelector("button")?.focus();
 }
 
 // ---------------------------------------------------------------- input
@@ -541,6 +605,11 @@ function bindInput() {
   $("#btn-rules").addEventListener("click", () => showRules(els.rulesSheet, $("#rules-page")).catch((e) => toast(String(e))));
   $("#btn-invite").addEventListener("click", openInvites);
   $("#btn-history").addEventListener("click", () => openHistory());
+  renderEmotePicker(els.emotePicker, (emote) => {
+    send({ type: "emote", emote });
+    toggleEmotes(false);
+  });
+  els.emoteButton.addEventListener("click", () => toggleEmotes());
   // A click on the dimmed backdrop closes a sheet, as on phones.
   for (const d of document.querySelectorAll("dialog")) {
     d.addEventListener("click", (e) => {
@@ -568,6 +637,7 @@ function bindInput() {
         hint();
         break;
       case "Escape":
+        if (!els.emotePicker.hidden) toggleEmotes(false);
         hand.clear();
         break;
       case "ArrowLeft":
@@ -593,7 +663,11 @@ async function start() {
   const replay = replayFromHash();
   if (replay) history.replaceState(null, "", location.pathname + location.search);
   const invited = sessionFromHash();
-  if (invited) {
+  if (invited?.watch) {
+    // Watching keeps the link in the address bar (a reload watches on) and leaves our own
+    // seat, if any, saved for later.
+    app.session = invited;
+  } else if (invited) {
     // Keep the seat, then drop the secret token from the address bar.
     app.session = invited;
     saveSession(invited);
@@ -601,6 +675,7 @@ async function start() {
   } else {
     app.session = loadSession();
   }
+  app.links = linksFrom(app.session);
   if (app.session?.table && app.session?.token) connect();
   else await openNewTable();
   if (replay) openHistory(replay);
@@ -615,8 +690,11 @@ async function start() {
     if (!next) return;
     if (app.conn) app.conn.close();
     app.session = next;
-    saveSession(next);
-    history.replaceState(null, "", location.pathname + location.search);
+    app.links = linksFrom(next);
+    if (!next.watch) {
+      saveSession(next);
+      history.replaceState(null, "", location.pathname + location.search);
+    }
     connect();
   });
 }

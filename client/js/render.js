@@ -26,7 +26,7 @@ export function placement(me) {
 }
 
 export function seatName(table, view, seat) {
-  if (seat === view.seat) return t("seat.you");
+  if (seat === view.seat && !view.watching) return t("seat.you");
   const info = table?.seats?.find((s) => s.seat === seat);
   // Bots have names (Anna, Ben), and so do people who chose one; the others are
   // numbered in our own language.

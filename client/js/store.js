@@ -49,10 +49,12 @@ export const loadSession = () => read(SESSION_KEY);
 export const saveSession = (s) => write(SESSION_KEY, s);
 export const clearSession = () => write(SESSION_KEY, null);
 
-/** A `#table=...&token=...` invite in the address bar, or null. */
+/** A `#table=...&token=...` invite or a `#table=...&watch=...` watch link, or null. */
 export function sessionFromHash(hash = location.hash) {
   const params = new URLSearchParams(hash.replace(/^#/, ""));
   const table = params.get("table");
   const token = params.get("token");
+  const watch = params.get("watch");
+  if (table && watch) return { table, token: watch, watch: true };
   return table && token ? { table, token } : null;
 }

@@ -78,13 +78,15 @@ async def decide(level: str, seed: int, view: SeatView, budget: float) -> BotAct
     fallback.
     """
     started = time.perf_counter()
+    asked_at = time.monotonic()
     try:
         if level == "strong":
             think_for = min(DEFAULT_BUDGET, max(0.01, 0.8 * budget))
             loop = asyncio.get_running_loop()
+            view_bytes = msgspec.msgpack.encode(view)
             data = await asyncio.wait_for(
                 loop.run_in_executor(
-                    get_pool(), think, level, seed, msgspec.msgpack.encode(view), think_for
+                    get_pool(), think, level, seed, view_bytes, think_for, asked_at
                 ),
                 timeout=budget + GRACE_SECONDS,
             )

@@ -29,7 +29,7 @@ from ..engine.players import (
     rank_block,
 )
 
-__all__ = ["WIN", "Group", "beatable", "decompose", "group_cost", "hand_cost"]
+__all__ = ["NEVER", "WIN", "Group", "beat_size", "beatable", "decompose", "group_cost", "hand_cost"]
 
 # (kind, length, top rank, the cards)
 Group = tuple[int, int, int, Counts]
@@ -113,39 +113,65 @@ def hand_cost(hand: Counts, split: bool) -> float:
     return cost
 
 
-def _has_run(pool: Counts, width: int, length: int, need: int, split: bool) -> bool:
-    """A run of ``length`` ranks of ``width`` cards each, topped at ``need`` or above."""
+def _best_top(pool: Counts, kind: int, length: int, split: bool) -> int:
+    """The highest top rank of a play of ``kind`` and ``length`` that cards from ``pool``
+    could form (-1: none), the pool taken as one hand; kickers and wings not required.
+
+    Under ``split`` false a four of a kind forms only a bomb, not part of a run.
+    """
+    if kind == BOMB:
+        return next((r for r in range(10, -1, -1) if count_at(pool, r) == 4), -1)
+    width = _WIDTH[kind]
+    if kind in (SINGLE, PAIR, TRIO_TWO):
+        return next((r for r in range(12, -1, -1) if count_at(pool, r) >= width), -1)
+    best = -1
     run = 0
     for r in range(TOP_RUN_RANK + 1):
         have = count_at(pool, r)
         if have >= width and (split or have != 4):
             run += 1
-            if run >= length and r >= need:
-                return True
+            if run >= length:
+                best = r
         else:
             run = 0
-    return False
+    return best
 
 
 # Cards per rank of each kind's body (a trio's kickers and an airplane's wings aside).
 _WIDTH = {SINGLE: 1, PAIR: 2, TRIO_TWO: 3, STRAIGHT: 1, PAIR_RUN: 2, AIRPLANE: 3}
 
 
-def beatable(pool: Counts, table: Reading, max_size: int, split: bool = True) -> bool:
-    """Whether cards from ``pool`` (what the opponents may hold between them) could beat
-    ``table`` with a play of at most ``max_size`` cards.  Generous on purpose: the pool
+# More cards than any hand holds: what ``beat_size`` answers when nothing beats.
+NEVER = 99
+
+
+@memo(1 << 18)
+def beat_size(pool: Counts, table: Reading, split: bool) -> int:
+    """The fewest cards a hand needs for cards from ``pool`` (what the opponents may hold
+    between them) to beat ``table``: the bomb's four, or the size of the same kind of
+    play; ``NEVER`` when nothing in the pool beats it.  Generous on purpose: the pool
     is treated as one hand, so it errs towards "beatable"."""
+    size = NEVER
+    need = lowest_beating_top(table, BOMB, 1)
+    assert need is not None
+    if _best_top(pool, BOMB, 1, True) >= need:
+        size = 4
     kind, length = table.kind, table.length
-    if max_size >= 4:
-        need = lowest_beating_top(table, BOMB, 1)
-        assert need is not None
-        if any(count_at(pool, r) == 4 for r in range(need, 11)):
-            return True
     if kind == BOMB:
-        return False
+        return size
     need = lowest_beating_top(table, kind, length)
     assert need is not None
     width = _WIDTH[kind]
     if kind in (SINGLE, PAIR, TRIO_TWO):
-        return max_size >= width and any(count_at(pool, r) >= width for r in range(need, 13))
-    return max_size >= width * length and _has_run(pool, width, length, need, split)
+        # Split or not: a single, pair or trio may come out of a four of a kind.
+        if _best_top(pool, kind, 1, True) >= need:
+            size = min(size, width)
+    elif _best_top(pool, kind, length, split) >= need:
+        size = min(size, width * length)
+    return size
+
+
+def beatable(pool: Counts, table: Reading, max_size: int, split: bool = True) -> bool:
+    """Whether a hand of at most ``max_size`` cards from ``pool`` could beat ``table``
+    (see ``beat_size``)."""
+    return max_size >= beat_size(pool, table, split)

@@ -19,9 +19,10 @@ from ..engine.players import (
     card_count,
     count_at,
     lowest_rank,
+    memo,
     rank_hints,
 )
-from .plan import WIN, beatable, hand_cost
+from .plan import WIN, beat_size, beatable, hand_cost
 
 __all__ = ["Situation", "easy_choice", "normal_choice", "normal_scores"]
 
@@ -67,31 +68,53 @@ def _bomb_bonus(sit: Situation, reading: Reading) -> float:
     return -0.8 if not beatable(sit.unseen, reading, 4, sit.split) else 0.3
 
 
+@memo(1 << 17)
+def _options(
+    hand: Counts, table: Reading | None, legal: tuple[Counts, ...], split: bool
+) -> tuple[tuple[Counts, Reading | None, float], ...]:
+    """Per legal play: the play, how it reads, and the cost of the hand it leaves.
+
+    What ``normal_scores`` needs that depends on the seat's own cards alone, so a
+    play-out that meets the same hand and table again pays one lookup for all.
+    The hand itself (going out) gets no reading: it scores ``WIN``.
+    """
+    out: list[tuple[Counts, Reading | None, float]] = []
+    for p in legal:
+        if p == hand:
+            out.append((p, None, WIN))
+            continue
+        reading = best_reading(p, final=False, table=table)
+        assert reading is not None, "every legal play has a reading"
+        out.append((p, reading, hand_cost(hand - p, split)))
+    return tuple(out)
+
+
 def normal_scores(sit: Situation, legal: tuple[Counts, ...]) -> list[float]:
     """The normal policy's cost of each legal play (lower is better)."""
-    hand, table, seat = sit.hand, sit.table, sit.seat
+    hand, table, seat, split, unseen = sit.hand, sit.table, sit.seat, sit.split, sit.unseen
     opp_sizes = [sit.sizes[(seat + 1) % SEATS], sit.sizes[(seat + 2) % SEATS]]
     short = min(opp_sizes)
     danger = short <= 2
     biggest = max(opp_sizes)
+    leading = table is None
     out: list[float] = []
-    for p in legal:
-        if p == hand:
+    for p, reading, score in _options(hand, table, legal, split):
+        if reading is None:
             out.append(WIN)
             continue
-        reading = best_reading(p, final=False, table=table)
-        if reading is None:  # pragma: no cover - every legal play has a reading
-            out.append(float("inf"))
-            continue
-        score = hand_cost(hand - p, sit.split)
         if reading.kind == BOMB:
             score += _bomb_bonus(sit, reading)
-        if table is None:
+        if leading:
             # Shed many cards while holding the lead.
             score -= 0.04 * card_count(p)
-        safe = not beatable(sit.unseen, reading, biggest, sit.split)
+        if not danger and score >= 2.0:
+            # Whether anyone can beat it changes nothing below: skip the question.
+            out.append(score)
+            continue
+        need = beat_size(unseen, reading, split)
+        safe = biggest < need
         if danger:
-            if not safe and beatable(sit.unseen, reading, short, sit.split):
+            if not safe and short >= need:
                 # An opponent with one or two cards could take this trick and go out.
                 score += 3.0
             score -= 0.02 * reading.top

@@ -48,16 +48,24 @@ def shutdown() -> None:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def think(level: str, seed: int, view_bytes: bytes, budget: float) -> bytes:
+def think(level: str, seed: int, view_bytes: bytes, budget: float, asked_at: float) -> bytes:
     """Runs in a worker: decode the view, let the bot choose, encode the action.
 
     The view crosses the process boundary as msgpack, the same bytes the wire
-    would carry, so a worker sees nothing but the seat's view.
+    would carry, so a worker sees nothing but the seat's view.  ``asked_at`` is
+    ``time.monotonic()`` in the asking process when the decision was asked (the
+    same clock in every process of the machine): time spent waiting for a free
+    worker is spent from ``budget``.
     """
-    from . import make_bot
+    from .strong import StrongBot
 
     view = msgspec.msgpack.decode(view_bytes, type=SeatView)
-    action = make_bot(level, seed, budget=budget).choose(view)
+    if level == "strong":
+        action = StrongBot(seed, budget).choose(view, asked_at=asked_at)
+    else:
+        from . import make_bot
+
+        action = make_bot(level, seed).choose(view)
     return msgspec.msgpack.encode(action)
 
 

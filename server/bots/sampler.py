@@ -13,6 +13,7 @@ hand directly.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import NamedTuple
 
 from ..engine.players import (
@@ -33,6 +34,10 @@ __all__ = ["Constraint", "Sampler", "consistent", "constraints_of"]
 
 MAX_TRIES = 40
 REPAIR_SWAPS = 200
+
+
+def _nothing() -> None:
+    pass
 
 
 class Constraint(NamedTuple):
@@ -106,9 +111,14 @@ def _bound(obs: Observation, seat: int, cons: list[Constraint]) -> int:
 class Sampler:
     """Draws opponents' hands for one observation; cheap filters first, then every proof."""
 
-    def __init__(self, obs: Observation, rng: random.Random) -> None:
+    def __init__(
+        self, obs: Observation, rng: random.Random, tick: Callable[[], None] = _nothing
+    ) -> None:
+        # ``tick`` is called before every draw and every repair swap: a search
+        # passes its clock check, which raises when the decision's time is up.
         self.obs = obs
         self.rng = rng
+        self.tick = tick
         self.cons = constraints_of(obs)
         seat = obs.seat
         self.a, self.b = (seat + 1) % SEATS, (seat + 2) % SEATS
@@ -147,6 +157,7 @@ class Sampler:
         if need == 0 or need == len(free):
             return hands, bad
         for _ in range(REPAIR_SWAPS):
+            self.tick()
             i = self.rng.randrange(need)
             j = self.rng.randrange(need, len(free))
             if free[i] == free[j]:
@@ -171,6 +182,7 @@ class Sampler:
         best: list[int] = []
         best_bad = 1 << 30
         for _ in range(MAX_TRIES):
+            self.tick()
             self.tries += 1
             free = self.free[:]
             self.rng.shuffle(free)

@@ -28,7 +28,7 @@ __all__ = ["MAX_CANDIDATES", "SearchStats", "search"]
 MAX_CANDIDATES = 6
 # Simulated moves per second of budget: about what one warm core manages, so
 # the reproducible work budget ends most searches once caches are warm.
-MOVES_PER_SECOND = 40000
+MOVES_PER_SECOND = 120000
 ENDGAME_CARDS = 12
 ENDGAME_NODES = 20000
 # Simulated moves (or endgame nodes) between two readings of the clock: every
@@ -56,9 +56,9 @@ class _OutOfTime(Exception):
 class _Timer:
     """Reads the clock every ``CLOCK_EVERY`` ticks; raises once the deadline has passed."""
 
-    def __init__(self, clock: Clock, budget: float) -> None:
+    def __init__(self, clock: Clock, deadline: float) -> None:
         self.clock = clock
-        self.deadline = clock() + budget
+        self.deadline = deadline
         self.ticks = 0
 
     def tick(self) -> None:
@@ -163,15 +163,21 @@ def search(
     legal: tuple[Counts, ...],
     rng: random.Random,
     budget: float,
-    clock: Clock = time.perf_counter,
+    clock: Clock = time.monotonic,
     stats: SearchStats | None = None,
+    asked_at: float | None = None,
+    moves_per_second: float = MOVES_PER_SECOND,
 ) -> Counts:
     """The play among ``legal`` with the best mean deal score over sampled deals.
 
-    If even the first sample cannot be finished in time, the normal policy's
-    favourite is played.
+    ``budget`` seconds count from ``asked_at`` (a reading of ``clock`` when the
+    decision was asked; default: now), so time spent before the search, in a
+    queue or reading the view, is spent from the same budget.  If even the
+    first sample cannot be finished in time, the normal policy's favourite is
+    played.  The work budget is ``budget * moves_per_second`` simulated moves.
     """
     stats = stats if stats is not None else SearchStats()
+    deadline = (clock() if asked_at is None else asked_at) + budget
     sit = Situation(
         obs.seat, obs.hand, obs.sizes, obs.table, obs.unseen, obs.split, obs.pay_immediately
     )
@@ -181,9 +187,9 @@ def search(
     if len(cands) == 1:
         return cands[0]
     totals = [0.0] * len(cands)
-    timer = _Timer(clock, budget)
-    work = budget * MOVES_PER_SECOND
-    sampler = Sampler(obs, rng)
+    timer = _Timer(clock, deadline)
+    work = budget * moves_per_second
+    sampler = Sampler(obs, rng, timer.tick)
     exact_ok = sum(obs.sizes) <= ENDGAME_CARDS
     try:
         while stats.moves < work:

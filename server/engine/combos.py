@@ -83,6 +83,9 @@ def counts_of_ranks(ranks: Iterable[int]) -> Counts:
     return total
 
 
+_SHIFTS = tuple(4 * r for r in range(13))
+
+
 def count_at(counts: Counts, rank: int) -> int:
     """How many cards of ``rank`` (0 = 3 .. 12 = 2) ``counts`` holds."""
     return (counts >> (4 * rank)) & 15
@@ -90,7 +93,7 @@ def count_at(counts: Counts, rank: int) -> int:
 
 def counts_tuple(counts: Counts) -> tuple[int, ...]:
     """The thirteen per-rank counts, 3 first."""
-    return tuple(count_at(counts, r) for r in range(13))
+    return tuple([(counts >> shift) & 15 for shift in _SHIFTS])
 
 
 _LOW_NIBBLES = sum(15 << (8 * i) for i in range(7))

@@ -72,15 +72,15 @@ def submultisets(pool: Counts, k: int) -> tuple[Counts, ...]:
     return tuple(out)
 
 
-def _runs(avail: list[int], width: int, min_len: int) -> list[tuple[int, int]]:
+def _runs(avail: tuple[int, ...], width: int, min_len: int) -> list[tuple[int, int]]:
     """(start, length) of every run of ranks holding ``width`` cards, 3..A."""
     out: list[tuple[int, int]] = []
-    for start in range(TOP_RUN_RANK + 1):
-        length = 0
-        while start + length <= TOP_RUN_RANK and avail[start + length] >= width:
-            length += 1
-            if length >= min_len:
-                out.append((start, length))
+    # Scan down from the ace: ``length`` is the longest run starting at ``start``.
+    length = 0
+    for start in range(TOP_RUN_RANK, -1, -1):
+        length = length + 1 if avail[start] >= width else 0
+        for n in range(min_len, length + 1):
+            out.append((start, n))
     return out
 
 
@@ -89,8 +89,14 @@ def sort_key(play: Counts) -> tuple[int, ...]:
     return tuple(r for r in range(13) for _ in range(count_at(play, r)))
 
 
+@memo(1 << 10)
+def _any_beats(table: Reading | None, kind: int) -> bool:
+    """Whether some play of ``kind``, of any length, could beat ``table``."""
+    return any(lowest_beating_top(table, kind, n) is not None for n in range(1, 13))
+
+
 def _generate(
-    hand: Counts, locked: Counts, avail: list[int], table: Reading | None, next_has_one: bool
+    hand: Counts, locked: Counts, avail: tuple[int, ...], table: Reading | None, next_has_one: bool
 ) -> set[Counts]:
     plays: set[Counts] = set()
     free = hand - locked
@@ -106,6 +112,8 @@ def _generate(
     if need is not None:
         plays.update(2 * UNIT[r] for r in range(need, 13) if avail[r] >= 2)
     for kind, width, min_len in ((PAIR_RUN, 2, 2), (STRAIGHT, 1, 5)):
+        if not _any_beats(table, kind):
+            continue
         for start, length in _runs(avail, width, min_len):
             need = lowest_beating_top(table, kind, length)
             if need is not None and start + length - 1 >= need:
@@ -117,21 +125,23 @@ def _generate(
                 trio = 3 * UNIT[t]
                 for kick in submultisets(free - trio, 2):
                     plays.add(trio + kick)
-    for start, length in _runs(avail, 3, 2):
-        need = lowest_beating_top(table, AIRPLANE, length)
-        if need is not None and start + length - 1 >= need:
-            body = rank_block(start, length, 3)
-            for wings in submultisets(free - body, 2 * length):
-                plays.add(body + wings)
+    if _any_beats(table, AIRPLANE):
+        for start, length in _runs(avail, 3, 2):
+            need = lowest_beating_top(table, AIRPLANE, length)
+            if need is not None and start + length - 1 >= need:
+                body = rank_block(start, length, 3)
+                for wings in submultisets(free - body, 2 * length):
+                    plays.add(body + wings)
     need = lowest_beating_top(table, BOMB, 1)
     assert need is not None
+    held = counts_tuple(hand) if locked else avail
     for r in range(need, 11):
-        if count_at(hand, r) == 4:
+        if held[r] == 4:
             plays.add(4 * UNIT[r])
     return plays
 
 
-@memo(1 << 16)
+@memo(1 << 18)
 def legal_plays(
     hand: Counts,
     table: Reading | None,
@@ -147,7 +157,7 @@ def legal_plays(
     """
     locked = locked_ranks(hand, split_bombs)
     free = hand - locked
-    avail = list(counts_tuple(free))
+    avail = counts_tuple(free)
     plays = _generate(hand, locked, avail, table, next_has_one)
     # Short forms (trio with one or no extra, airplane short of wings) are only
     # ever the whole hand, so the hand itself is the one candidate.

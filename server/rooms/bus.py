@@ -48,8 +48,10 @@ class ToOwner(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A forwarding process to a table's owner.
 
     ``attach``: seat socket ``conn`` of process ``proc`` joins (the owner answers
-    with a full state).  ``submit``: that socket's client frame, verbatim (the
-    owner decodes it as strictly as a local one).  ``detach``: it left.
+    with a full state); ``token`` is the hash of the token it joined with, which
+    the owner checks against its own meta (a spectator's seat is -1).  ``submit``:
+    that socket's client frame, verbatim (the owner decodes it as strictly as a
+    local one).  ``detach``: it left.
     ``alive``: the sockets of ``proc`` still open, each as ``[conn, seat, version
     seen]``: the owner attaches any it does not know and resends a full state to
     any that is behind.
@@ -60,6 +62,7 @@ class ToOwner(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     proc: str
     conn: int = 0
     seat: int = 0
+    token: str = ""
     frame: str = ""
     conns: list[tuple[int, int, int]] = []
 

@@ -8,13 +8,18 @@ the human hands back (reconnects or says "I'm back").
 
 Deadlines are wall-clock seconds (``time.time()``), not loop time: they are
 stored with the table so another process, or this one after a restart, runs
-the same clock on.  Nothing here reads a clock; callers pass ``now``.
+the same clock on.  The functions here read no clock (callers pass ``now``); the
+room reads one through ``WallClock``, which tests replace with a fake.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol
 
 import msgspec
 
@@ -26,7 +31,10 @@ __all__ = [
     "TURN_SECONDS_RANGE",
     "Due",
     "StandinWhy",
+    "SystemClock",
+    "Timer",
     "TurnClock",
+    "WallClock",
     "check_grace_seconds",
     "check_turn_seconds",
     "default_turn_seconds",
@@ -124,3 +132,36 @@ def standin_due(
     if away_since is not None:
         candidates.append(Due(at=away_since + grace_seconds, why=StandinWhy.GRACE))
     return min(candidates, key=lambda d: d.at, default=None)
+
+
+class Timer(Protocol):
+    """A scheduled callback that can still be called off."""
+
+    def cancel(self) -> None:
+        """Do not call it (a no-op once it ran)."""
+        ...
+
+
+class WallClock(Protocol):
+    """The room's time: wall-clock seconds, and a callback at a wall-clock moment."""
+
+    def now(self) -> float:
+        """Wall-clock seconds since the epoch."""
+        ...
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> Timer:
+        """Call ``callback`` at wall-clock ``when`` (soon, if that has passed)."""
+        ...
+
+
+class SystemClock:
+    """``time.time`` and the running loop's timers."""
+
+    def now(self) -> float:
+        """``time.time()``."""
+        return time.time()
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> Timer:
+        """A loop timer for the seconds left until ``when`` (none if it has passed)."""
+        delay = max(0.0, when - time.time())
+        return asyncio.get_running_loop().call_later(delay, callback)

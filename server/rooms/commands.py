@@ -16,15 +16,22 @@ from .updates import Closing
 __all__ = [
     "AskHint",
     "Attach",
+    "Back",
     "BotMove",
     "Command",
     "Detach",
     "Idle",
+    "InviteSeat",
+    "MakeBot",
+    "OpenSeat",
     "Rename",
     "Request",
     "Resync",
+    "SendEmote",
+    "StandinDue",
     "Stop",
     "Submit",
+    "WatchLink",
 ]
 
 
@@ -41,8 +48,61 @@ class AskHint:
     """The next hint of the asking seat's cycle (changes nothing, so nothing is stored)."""
 
 
-# What a human seat may ask of its table: an engine action, a table change, or a hint.
-Request = Play | Pass | NextDeal | NewMatch | BotSpeed | Rename | AskHint
+@dataclass(frozen=True, slots=True)
+class Back:
+    """ "I'm back": the seat's human takes it back from the stand-in."""
+
+
+@dataclass(frozen=True, slots=True)
+class InviteSeat:
+    """Host: a new invite for human seat ``seat`` (its old token is revoked)."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class MakeBot:
+    """Host: a human seat that was left becomes a bot."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class OpenSeat:
+    """Host, between deals: an invite that makes bot seat ``seat`` a person's."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class WatchLink:
+    """Host: a new watch link for spectators."""
+
+
+@dataclass(frozen=True, slots=True)
+class SendEmote:
+    """A quick reaction to show at the sender's seat (rate limited, never stored)."""
+
+    emote: str
+
+
+# What a human seat may ask of its table: an engine action, a table change, a seat
+# change, a hint or an emote.
+Request = (
+    Play
+    | Pass
+    | NextDeal
+    | NewMatch
+    | BotSpeed
+    | AskHint
+    | Back
+    | InviteSeat
+    | MakeBot
+    | OpenSeat
+    | WatchLink
+    | SendEmote
+    | Rename
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +111,9 @@ class Attach:
 
     listener: Listener
     done: asyncio.Future[None]
+    # The SHA-256 of the token the socket joined with: the room checks it against its
+    # own meta, so a token revoked after the socket's check still opens nothing.
+    token_hash: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +141,16 @@ class BotMove:
     seat: int
     version: int
     action: BotAction
+    # Set for a stand-in's move for a human seat: the turn it was scheduled for.
+    standin_turn: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StandinDue:
+    """A human seat's clock or grace time ran out (or it is on auto): stand in for it."""
+
+    seat: int
+    turn: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,4 +172,4 @@ class Stop:
     why: Closing
 
 
-Command = Attach | Detach | Submit | BotMove | Resync | Idle | Stop
+Command = Attach | Detach | Submit | BotMove | StandinDue | Resync | Idle | Stop

@@ -32,6 +32,8 @@ from server.protocol import CloseCode
 
 from .bus import Bus, ToOwner, ToProcess
 from .room import Room, RoomClosed
+from .seating import SeatError
+from .seats import SPECTATOR
 from .store import Holder, StoreError, TableStore
 from .updates import Closing
 
@@ -129,6 +131,7 @@ class Forwarder:
         self._max_frame_bytes = max_frame_bytes
         self._on_closed = on_closed
         self._conns: dict[int, Connection] = {}
+        self._tokens: dict[int, str] = {}  # conn id -> hash of the token it joined with
         self._ids: dict[int, int] = {}  # id(Connection) -> conn id
         self._seen: dict[int, int] = {}  # conn id -> last version it was sent
         self._fence: int | None = None
@@ -155,10 +158,10 @@ class Forwarder:
 
     # --- the socket handler's side (the same calls as a Room) --------------------
 
-    async def attach(self, conn: Connection) -> None:
+    async def attach(self, conn: Connection, token_hash: str | None = None) -> None:
         """Seat ``conn`` through the owner (or the room, once it is local); like ``Room``."""
         if self._room is not None:
-            await self._room.attach(conn)
+            await self._room.attach(conn, token_hash)
             return
         if self.closed:
             raise RoomClosed(self.id)
@@ -166,8 +169,9 @@ class Forwarder:
         self._conns[conn_id] = conn
         self._ids[id(conn)] = conn_id
         self._seen[conn_id] = -1
+        self._tokens[conn_id] = token_hash or ""
         if self._fence is not None:
-            self._post("attach", conn=conn_id, seat=conn.seat)
+            self._post("attach", conn=conn_id, seat=conn.seat, token=token_hash or "")
         else:
             self._wake.set()
 
@@ -180,6 +184,7 @@ class Forwarder:
             return
         del self._conns[conn_id]
         self._seen.pop(conn_id, None)
+        self._tokens.pop(conn_id, None)
         if self._fence is not None and self._room is None:
             self._post("detach", conn=conn_id)
         if not self._conns and self._room is None:
@@ -189,6 +194,11 @@ class Forwarder:
         """Hand a client frame (already read once here) to the owner, verbatim."""
         text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
         if self._room is not None:
+            if conn.seat == SPECTATOR:
+                conn.push_frame(
+                    presenter.read_watching(text, self._max_frame_bytes, version=self.version)
+                )
+                return
             inbound = presenter.read(
                 text, self._max_frame_bytes, seat=conn.seat, version=self.version
             )
@@ -286,7 +296,8 @@ class Forwarder:
         if holder.fence != self._fence:
             self._fence = holder.fence
             for conn_id, conn in self._conns.items():
-                self._post("attach", conn=conn_id, seat=conn.seat)
+                token = self._tokens.get(conn_id, "")
+                self._post("attach", conn=conn_id, seat=conn.seat, token=token)
             self._release_held()
         elif tick % self._alive_every == 0 and self._conns:
             conns = [(cid, c.seat, self._seen.get(cid, -1)) for cid, c in self._conns.items()]
@@ -297,13 +308,17 @@ class Forwarder:
         """This process now owns the table: its sockets move to the local room."""
         self._room = room
         self._fence = None
-        conns = list(self._conns.values())
+        conns = [(conn, self._tokens.get(cid) or None) for cid, conn in self._conns.items()]
         log.info("table %s: took over with %d forwarded socket(s)", self.id, len(conns))
-        for conn in conns:
+        for conn, token in conns:
             try:
-                await room.attach(conn)
+                await room.attach(conn, token)
             except RoomClosed:
                 conn.end(Closing.TABLE_UNAVAILABLE)
+            except SeatError as exc:
+                frame, code, reason = presenter.seat_refusal(exc)
+                conn.push_frame(frame)
+                conn.shut(code, reason)
         self._conns.clear()
         self._ids.clear()
         self._release_held()

@@ -114,6 +114,9 @@ class TableState(msgspec.Struct):
     match_no: int
     bot_speed_ms: int
     version: int
+    # The version at which the current turn began (entries after it only changed the
+    # bot speed): a stored turn clock belongs to this turn if it started there.
+    turn_version: int = 0
 
 
 def _derive(*parts: object) -> int:
@@ -142,16 +145,25 @@ def rebuild(meta: TableMeta, entries: list[LogEntry]) -> TableState:
     """Replay a table from its meta and log (raises ``EngineError`` on a corrupt log)."""
     match_no = 0
     speed = meta.bot_speed_ms
+    turn_version = 0
     actions: list[engine.Action] = []
-    for position, entry in enumerate(entries):
+    for version, entry in enumerate(entries, start=1):
+        if isinstance(entry, BotSpeed):
+            if version - 1 >= meta.bot_speed_from:
+                speed = entry.ms
+            continue
+        turn_version = version
         if isinstance(entry, NewMatch):
             match_no += 1
             actions = []
-        elif isinstance(entry, BotSpeed):
-            if position >= meta.bot_speed_from:
-                speed = entry.ms
         else:
             actions.append(entry)
     seed = match_seed(meta.seed, match_no, meta.secret)
     state = engine.replay(meta.rules, seed, meta.deals, actions)
-    return TableState(match=state, match_no=match_no, bot_speed_ms=speed, version=len(entries))
+    return TableState(
+        match=state,
+        match_no=match_no,
+        bot_speed_ms=speed,
+        version=len(entries),
+        turn_version=turn_version,
+    )

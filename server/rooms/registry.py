@@ -19,9 +19,12 @@ import socket
 from server import presenter
 
 from .bus import Bus, ToOwner, ToProcess
+from .clock import WallClock
 from .forward import Forwarder, RemoteConnection, background
 from .log import rebuild
-from .room import Room, RoomClosed
+from .room import DEFAULT_MAX_SPECTATORS, Room, RoomClosed
+from .seating import SeatError
+from .seats import SPECTATOR
 from .store import Holder, Lease, LeaseLost, StoreError, TableStore
 from .updates import Closing
 
@@ -71,6 +74,8 @@ class Registry:
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         max_frame_bytes: int = 16 * 1024,
         queue_size: int = 64,
+        clock: WallClock | None = None,
+        max_spectators: int = DEFAULT_MAX_SPECTATORS,
     ) -> None:
         self._store = store
         self._idle_seconds = idle_seconds
@@ -80,6 +85,8 @@ class Registry:
         self._poll = lease_seconds / _POLLS_PER_LEASE
         self._max_frame_bytes = max_frame_bytes
         self._queue_size = queue_size
+        self._clock = clock
+        self._max_spectators = max_spectators
         self._rooms: dict[str, Room] = {}
         self._forwarders: dict[str, Forwarder] = {}
         self._remote: dict[tuple[str, str, int], RemoteConnection] = {}
@@ -183,6 +190,8 @@ class Registry:
             self._store,
             lease,
             idle_seconds=self._idle_seconds,
+            clock=self._clock,
+            max_spectators=self._max_spectators,
             on_closed=self._forget,
         )
         self._rooms[table_id] = room
@@ -265,7 +274,8 @@ class Registry:
         conn = self._remote.get(key)
         if message.kind == "attach":
             if conn is None or not conn.open:
-                self._attach_remote(room, message.proc, message.conn, message.seat)
+                token = message.token or None
+                self._attach_remote(room, message.proc, message.conn, message.seat, token)
             else:
                 conn.last_seen = now
                 room.resync(conn)
@@ -278,9 +288,13 @@ class Registry:
             conn.last_seen = now
             self._submit_remote(room, conn, message.frame)
 
-    def _attach_remote(self, room: Room, proc: str, conn_id: int, seat: int) -> None:
+    def _attach_remote(
+        self, room: Room, proc: str, conn_id: int, seat: int, token: str | None = None
+    ) -> None:
         assert self._bus is not None
-        if seat not in {s.seat for s in room.meta.seats if s.kind == "human"}:
+        # Any seat or a spectator: the room checks the token (an open bot seat's invite
+        # makes that seat human on its first join).
+        if seat != SPECTATOR and not 0 <= seat < len(room.meta.seats):
             log.warning("table %s: %s forwarded a socket for seat %d", room.id, proc, seat)
             return
         stale = self._remote.pop((room.id, proc, conn_id), None)
@@ -295,14 +309,23 @@ class Registry:
 
         async def attach() -> None:
             try:
-                await room.attach(conn)
+                await room.attach(conn, token)
             except RoomClosed:
                 conn.end(Closing.TABLE_UNAVAILABLE)
+            except SeatError as exc:
+                frame, code, reason = presenter.seat_refusal(exc)
+                conn.push_frame(frame)
+                conn.shut(code, reason)
 
         background(attach(), f"attach-{room.id}-{conn_id}")
 
     def _submit_remote(self, room: Room, conn: RemoteConnection, frame: str) -> None:
         # Read exactly as a local socket's frame: a forwarding process is no excuse.
+        if conn.seat == SPECTATOR:
+            conn.push_frame(
+                presenter.read_watching(frame, self._max_frame_bytes, version=room.version)
+            )
+            return
         inbound = presenter.read(frame, self._max_frame_bytes, seat=conn.seat, version=room.version)
         if isinstance(inbound, presenter.Answer):
             conn.push_frame(inbound.frame)

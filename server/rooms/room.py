@@ -9,6 +9,12 @@ An accepted action is appended to Redis (checked against the expected
 version) before any seat hears of it; if that write fails, the in-memory state
 may be ahead of Redis, so the room shuts itself down and the next connection
 rebuilds the table from Redis alone.
+
+The room also keeps the seats: who is human or bot, the turn clock and the
+stand-in that plays a human's turn when the clock runs out or they have been
+gone for the grace time, the host's seat controls, spectators and emotes.  Seat
+state lives in the table meta, which the room writes with the action that
+changed it (or alone), under the same version check.
 """
 
 from __future__ import annotations
@@ -23,45 +29,70 @@ from redis.exceptions import RedisError
 
 from server import bots, engine, fairness, metrics
 from server.bots import BotAction
-from server.engine import EngineError, Event, NextDeal, Pass, Play, SeatView
+from server.engine import EngineError, Event, NextDeal, Pass, Play, PublicView, SeatView
+from server.inbox import Inbox
 from server.usage import USAGE
 
+from .clock import SystemClock, Timer, WallClock, standin_due
 from .commands import (
     AskHint,
     Attach,
+    Back,
     BotMove,
     Command,
     Detach,
     Idle,
+    InviteSeat,
+    MakeBot,
+    OpenSeat,
     Rename,
     Request,
     Resync,
+    SendEmote,
+    StandinDue,
     Stop,
     Submit,
+    WatchLink,
 )
-from .log import (
-    BotSpeed,
-    LogEntry,
-    NewMatch,
-    TableMeta,
-    TableState,
-    bot_seed,
-    match_seed,
-)
+from .emotes import EMOTE_BURST, EMOTE_REFILL_SECONDS, RateLimit
+from .log import BotSpeed, LogEntry, NewMatch, TableMeta, TableState, bot_seed, match_seed
 from .names import NameRefused, clean_name
-from .seats import BotSeat, Listener
+from .seating import (
+    SeatError,
+    SeatReason,
+    claim_open_seat,
+    hand_back,
+    make_bot,
+    mark_joined,
+    on_auto,
+    open_seat,
+    reissue_invite,
+    retired_reason,
+    set_watch_link,
+)
+from .seats import SPECTATOR, BotSeat, Listener
 from .store import Lease, StoreError, TableStore
+from .tokens import hash_token, new_token
+from .turns import clock_for, human_turn, meta_after, seats_settled
 from .updates import (
     Closing,
+    EmoteShown,
     HintAnswer,
+    InviteIssued,
     Refused,
     RoomError,
     RoomReason,
     StateUpdate,
     TableSnapshot,
+    WatchUpdate,
 )
 
-__all__ = ["Room", "RoomClosed"]
+__all__ = ["DEFAULT_MAX_SPECTATORS", "Room", "RoomClosed"]
+
+# Sockets watching one table (the server's ``max_spectators`` setting overrides it).
+DEFAULT_MAX_SPECTATORS = 20
+
+_SeatRequest = Back | InviteSeat | MakeBot | OpenSeat | WatchLink
 
 _KINDS: dict[type, str] = {
     Play: "play",
@@ -90,6 +121,8 @@ class Room:
         *,
         idle_seconds: float,
         on_closed: Callable[[Room], None],
+        clock: WallClock | None = None,
+        max_spectators: int = DEFAULT_MAX_SPECTATORS,
     ) -> None:
         self.id = meta.id
         self.meta = meta
@@ -97,20 +130,30 @@ class Room:
         self._match_no = table.match_no
         self._bot_speed_ms = table.bot_speed_ms
         self._version = table.version
+        self._turn_version = table.turn_version
         self._store = store
         # Every write goes through this lease: once another process has taken the
         # table, the store refuses it (LeaseLost) and the room closes.
         self.lease = lease
         self._idle_seconds = idle_seconds
         self._on_closed = on_closed
-        self._inbox: asyncio.Queue[Command] = asyncio.Queue()
-        self._humans: dict[int, list[Listener]] = {
-            s.seat: [] for s in meta.seats if s.kind == "human"
-        }
-        self._bots: dict[int, BotSeat] = {
-            s.seat: BotSeat(s.seat, s.level or "normal") for s in meta.seats if s.kind == "bot"
-        }
-        # Per-version caches: a seat's view, and where its hint cycle stands.
+        self._clock: WallClock = clock or SystemClock()
+        self._max_spectators = max_spectators
+        self._inbox: Inbox[Command] = Inbox()
+        self._humans: dict[int, list[Listener]] = {}
+        self._bots: dict[int, BotSeat] = {}
+        self._reseat()
+        self._spectators: list[Listener] = []
+        # When each human seat lost its last socket (a freshly loaded table: now).
+        now = self._clock.now()
+        self._away_since: dict[int, float] = dict.fromkeys(self._humans, now)
+        self._standin_timer: Timer | None = None
+        self._standin_task: asyncio.Task[None] | None = None
+        # Bumped whenever the stand-in is rescheduled: a late stand-in move is dropped.
+        self._standin_turn = 0
+        self._emote_limits: dict[int, RateLimit] = {}
+        # Per-version caches: each seat's view, the public view, where hint cycles stand.
+        self._public: PublicView | None = None
         self._views: dict[int, SeatView] = {}
         self._hint_next: dict[int, int] = {}
         self._all_hints: dict[int, list[list[str]]] = {}
@@ -139,12 +182,14 @@ class Room:
         """Start the actor task (the registry does, once)."""
         self._task = asyncio.create_task(self._run(), name=f"room-{self.id}")
 
-    async def attach(self, listener: Listener) -> None:
-        """Seat ``listener``; its full state is queued to it.  Raises ``RoomClosed``."""
+    async def attach(self, listener: Listener, token_hash: str | None = None) -> None:
+        """Seat ``listener``, which joined with the token whose hash is ``token_hash``; its
+        full state is queued to it.  Raises ``RoomClosed``, or ``SeatError`` when the
+        token no longer opens its seat (or the table has all the spectators it takes)."""
         if self.closed:
             raise RoomClosed(self.id)
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._inbox.put_nowait(Attach(listener, done))
+        self._inbox.put_nowait(Attach(listener, done, token_hash))
         await done
 
     def detach(self, listener: Listener) -> None:
@@ -185,7 +230,10 @@ class Room:
     async def _run(self) -> None:
         why = Closing.TABLE_UNAVAILABLE
         try:
+            # A stored clock of the current turn runs on; a missing one starts now.
+            await self._save_meta(self._with_clock(self.meta))
             self._schedule_bot()
+            self._schedule_standin()
             self._arm_idle_timer()
             while True:
                 command = await self._inbox.get()
@@ -211,10 +259,11 @@ class Room:
         self.closed = True
         if self._bot_task is not None:
             self._bot_task.cancel()
+        self._cancel_standin()
         if self._idle_timer is not None:
             self._idle_timer.cancel()
         self._on_closed(self)
-        for listeners in self._humans.values():
+        for listeners in [*self._humans.values(), self._spectators]:
             for listener in listeners:
                 listener.end(why)
         while not self._inbox.empty():
@@ -226,7 +275,7 @@ class Room:
 
     async def _handle(self, command: Command) -> None:
         if isinstance(command, Attach):
-            self._attach(command)
+            await self._attach(command)
         elif isinstance(command, Detach):
             self._detach(command.listener)
         elif isinstance(command, Submit):
@@ -235,32 +284,84 @@ class Room:
             await self._bot_move(command)
         elif isinstance(command, Resync):
             self._resync(command.listener)
+        elif isinstance(command, StandinDue):
+            self._stand_in(command)
 
     def _resync(self, listener: Listener) -> None:
         if listener in self._humans.get(listener.seat, []):
             listener.push(self._state_update(listener.seat, self._snapshot(), []))
 
-    def _attach(self, command: Attach) -> None:
-        listener = command.listener
+    async def _attach(self, command: Attach) -> None:
         if command.done.done():  # the handler gave up waiting (socket gone)
             return
-        before = self._connected()
-        self._humans[listener.seat].append(listener)
+        try:
+            seated = await self._seat_listener(command)
+        except SeatError as exc:
+            command.done.set_exception(exc)
+            return
+        except BaseException:
+            command.done.set_exception(RoomClosed(self.id))
+            raise
         if self._idle_timer is not None:
             self._idle_timer.cancel()
             self._idle_timer = None
         command.done.set_result(None)
-        if self._connected() != before:
+        if seated:
             self._broadcast([])
         else:
+            listener = command.listener
             listener.push(self._state_update(listener.seat, self._snapshot(), []))
+        self._schedule_standin()
+
+    async def _seat_listener(self, command: Attach) -> bool:
+        """Seat a socket (checking its token against the room's own meta); True when
+        anything others see changed.  Reconnecting hands a seat back from the stand-in,
+        and the first join with an open seat's invite makes that bot seat human."""
+        listener, token_hash = command.listener, command.token_hash
+        if listener.seat == SPECTATOR:
+            if token_hash is None or token_hash != self.meta.watch_hash:
+                raise SeatError(SeatReason.INVITE_REVOKED, "this watch link was replaced")
+            if len(self._spectators) >= self._max_spectators:
+                raise SeatError(
+                    SeatReason.TOO_MANY_SPECTATORS,
+                    f"this table already has {self._max_spectators} spectators",
+                )
+            self._spectators.append(listener)
+            return True
+        seat = self.meta.seats[listener.seat]
+        if token_hash is not None and token_hash != seat.token_hash:
+            reason = retired_reason(self.meta, token_hash) or SeatReason.INVITE_REVOKED
+            raise SeatError(reason, "this invite no longer opens the seat")
+        meta = self.meta
+        if seat.kind == "bot":
+            if self._state.deal.result is None:
+                raise SeatError(SeatReason.INVITE_EXPIRED, "the next deal has already started")
+            meta = claim_open_seat(meta, seat.seat)
+        meta = self._with_clock(hand_back(mark_joined(meta, seat.seat), seat.seat))
+        changed = meta != self.meta
+        await self._save_meta(meta)
+        if seat.kind == "bot":
+            self._reseat()
+        before = self._connected()
+        self._humans[seat.seat].append(listener)
+        self._away_since.pop(seat.seat, None)
+        return changed or self._connected() != before
 
     def _detach(self, listener: Listener) -> None:
+        if listener.seat == SPECTATOR:
+            if listener in self._spectators:
+                self._spectators.remove(listener)
+                self._broadcast([])
+                self._arm_idle_timer()
+            return
         listeners = self._humans.get(listener.seat, [])
         if listener not in listeners:
             return
         before = self._connected()
         listeners.remove(listener)
+        if not listeners:
+            self._away_since[listener.seat] = self._clock.now()
+            self._schedule_standin()
         if self._connected() != before:
             self._broadcast([])
         self._arm_idle_timer()
@@ -268,6 +369,9 @@ class Room:
     async def _submit(self, command: Submit) -> None:
         listener, request = command.listener, command.request
         if not listener.open:
+            return
+        if isinstance(request, SendEmote):
+            self._emote(listener, request.emote)
             return
         if command.version != self._version:
             self._refuse(
@@ -287,6 +391,18 @@ class Room:
             except NameRefused as exc:
                 self._refuse(listener, RoomError(RoomReason.INVALID_NAME, str(exc)))
                 return
+        if isinstance(request, Back | InviteSeat | MakeBot | OpenSeat | WatchLink):
+            await self._seat_request(listener, request)
+            return
+        if isinstance(request, Play | Pass) and on_auto(self.meta.seats[listener.seat]):
+            self._refuse(
+                listener,
+                SeatError(
+                    SeatReason.SEAT_ON_AUTO,
+                    "a stand-in plays this seat: say you are back first",
+                ),
+            )
+            return
         if isinstance(request, NewMatch) and self._state.winners is None:
             self._refuse(
                 listener, RoomError(RoomReason.MATCH_NOT_OVER, "the match is still going on")
@@ -323,15 +439,21 @@ class Room:
     async def _bot_move(self, command: BotMove) -> None:
         if command.version != self._version:
             return  # decided against an older state; the current turn has its own task
+        standin = command.standin_turn is not None
+        if standin and command.standin_turn != self._standin_turn:
+            return  # the seat's human came back (or the turn was rescheduled) meanwhile
         action: BotAction = command.action
         if action.seat != command.seat:
             log.error("bot on seat %d answered for seat %d", command.seat, action.seat)
             action = bots.fallback_action(self._view(command.seat))
-        if not await self._commit(action, None):
+        if not await self._commit(action, None, standin=standin):
             # decide() promises a legal play; if it breaks that promise the table must not stall.
-            await self._commit(bots.fallback_action(self._view(command.seat)), None)
+            fallback = bots.fallback_action(self._view(command.seat))
+            await self._commit(fallback, None, standin=standin)
 
-    async def _commit(self, entry: LogEntry, origin: Listener | None) -> bool:
+    async def _commit(
+        self, entry: LogEntry, origin: Listener | None, *, standin: bool = False
+    ) -> bool:
         """Check, persist, then announce ``entry``; False when the engine refused it."""
         events: list[Event] = []
         new_state: engine.MatchState | None = None
@@ -347,20 +469,194 @@ class Room:
         elif isinstance(entry, NewMatch):
             seed = match_seed(self.meta.seed, self._match_no + 1, self.meta.secret)
             new_state = engine.new_match(self.meta.rules, seed, self.meta.deals)
+        # The seats' state moves with the action (streaks, invites, the next turn's clock)
+        # and is written with it: a restart resumes both exactly.
+        turn_version = self._turn_version if isinstance(entry, BotSpeed) else self._version + 1
+        meta = meta_after(
+            self.meta,
+            entry,
+            new_state or self._state,
+            turn_version,
+            self._clock.now(),
+            standin=standin,
+        )
         # The write comes first: a seat never hears of an action Redis does not hold.
-        self._version = await self._store.append(self.lease, self._version, entry)
+        self._version = await self._store.append(
+            self.lease, self._version, entry, None if meta == self.meta else meta
+        )
         USAGE.action_accepted()
         metrics.action_accepted(_KINDS[type(entry)], by_bot=origin is None)
+        self.meta = meta
+        self._turn_version = turn_version
         if new_state is not None:
             self._state = new_state
             self._match_no += 1
             events = [engine.DealStarted(deal_no=1, leader=new_state.deal.leader)]
         self._views.clear()
+        self._public = None
         self._hint_next.clear()
         self._all_hints.clear()
         self._broadcast(events)
         self._schedule_bot()
+        self._schedule_standin()
+        # Heard and handed to the bot: a table waiting for its next action need not hold
+        # this version's views (the rare attach or refused bot move rebuilds them).
+        self._views.clear()
         return True
+
+    # --- seats: host controls, hand-back, meta writes -------------------------
+
+    async def _seat_request(self, listener: Listener, request: _SeatRequest) -> None:
+        actor = listener.seat
+        issued: InviteIssued | None = None
+        token = new_token()
+        try:
+            if isinstance(request, Back):
+                meta = hand_back(self.meta, actor)
+            elif isinstance(request, InviteSeat):
+                meta = reissue_invite(self.meta, actor, request.seat, hash_token(token))
+                issued = InviteIssued(self.id, request.seat, token)
+            elif isinstance(request, MakeBot):
+                present = bool(self._humans.get(request.seat))
+                meta = make_bot(self.meta, actor, request.seat, present=present)
+            elif isinstance(request, OpenSeat):
+                between_deals = self._state.deal.result is not None
+                meta = open_seat(
+                    self.meta, actor, request.seat, hash_token(token), between_deals=between_deals
+                )
+                issued = InviteIssued(self.id, request.seat, token)
+            else:
+                meta = set_watch_link(self.meta, actor, hash_token(token))
+                issued = InviteIssued(self.id, None, token)
+        except SeatError as exc:
+            self._refuse(listener, exc)
+            return
+        kinds_before = [s.kind for s in self.meta.seats]
+        await self._save_meta(self._with_clock(meta))
+        if issued is not None:
+            listener.push(issued)
+        if isinstance(request, InviteSeat):
+            # The old token stops at once, for sockets already seated with it too.
+            self._end_all(self._humans[request.seat], Closing.REVOKED)
+            self._away_since[request.seat] = self._clock.now()
+        elif isinstance(request, WatchLink):
+            self._end_all(self._spectators, Closing.REVOKED)
+        self._reseat()
+        self._broadcast([])
+        if [s.kind for s in self.meta.seats] != kinds_before:
+            self._schedule_bot()
+        self._schedule_standin()
+
+    def _end_all(self, listeners: list[Listener], why: Closing) -> None:
+        for listener in listeners:
+            listener.end(why)
+        listeners.clear()
+
+    def _reseat(self) -> None:
+        """Match the human seats' socket lists and the bots to the meta's seat kinds."""
+        for seat in self.meta.seats:
+            if seat.kind == "human":
+                self._humans.setdefault(seat.seat, [])
+                self._bots.pop(seat.seat, None)
+                continue
+            self._end_all(self._humans.pop(seat.seat, []), Closing.REVOKED)
+            level = seat.level or "normal"
+            bot = self._bots.get(seat.seat)
+            if bot is None or bot.level != level:
+                self._bots[seat.seat] = BotSeat(seat.seat, level)
+
+    def _with_clock(self, meta: TableMeta) -> TableMeta:
+        clock = clock_for(meta, self._state, self._turn_version, self._clock.now())
+        return meta if clock == meta.clock else msgspec.structs.replace(meta, clock=clock)
+
+    async def _save_meta(self, meta: TableMeta) -> None:
+        if meta == self.meta:
+            return
+        await self._store.save_meta(self.lease, self._version, meta)
+        self.meta = meta
+
+    # --- the stand-in ---------------------------------------------------------
+
+    def _cancel_standin(self) -> None:
+        if self._standin_timer is not None:
+            self._standin_timer.cancel()
+            self._standin_timer = None
+        if self._standin_task is not None:
+            self._standin_task.cancel()
+            self._standin_task = None
+
+    def _schedule_standin(self) -> None:
+        """Arm the stand-in for the current turn if a human has it: at the clock's end, after
+        the grace time without a socket, or at once for a seat on auto."""
+        self._cancel_standin()
+        self._standin_turn += 1
+        seat = human_turn(self.meta, self._state)
+        if seat is None or self.closed:
+            return
+        clock = self.meta.clock
+        if clock is not None and (clock.seat != seat or clock.version != self._turn_version):
+            clock = None
+        away = None
+        # Nobody waits for a lone player, so their turns are never handed away for absence.
+        if self.meta.humans >= 2 and seats_settled(self.meta) and not self._humans.get(seat):
+            away = self._away_since.get(seat)
+        due = standin_due(
+            on_auto=on_auto(self.meta.seats[seat]),
+            clock=clock,
+            away_since=away,
+            grace_seconds=self.meta.grace_seconds,
+        )
+        if due is not None:
+            command = StandinDue(seat, self._standin_turn)
+            self._standin_timer = self._clock.call_at(due.at, lambda: self._post(command))
+
+    def _post(self, command: Command) -> None:
+        if not self.closed:
+            self._inbox.put_nowait(command)
+
+    def _stand_in(self, command: StandinDue) -> None:
+        if command.turn != self._standin_turn or human_turn(self.meta, self._state) != command.seat:
+            return
+        self._standin_timer = None
+        seat = self.meta.seats[command.seat]
+        # On auto the stand-in keeps the table's pace; after a timeout it plays at once.
+        pause = self._bot_speed_ms / 1000 if on_auto(seat) else 0.0
+        self._standin_task = asyncio.create_task(
+            self._standin_move(
+                BotSeat(seat.seat, self.meta.standin_level),
+                self._view(seat.seat),
+                self._version,
+                command.turn,
+                pause,
+            ),
+            name=f"standin-{self.id}-{seat.seat}",
+        )
+
+    async def _standin_move(
+        self, bot: BotSeat, view: SeatView, version: int, turn: int, pause: float
+    ) -> None:
+        action = await bot.move(view, bot_seed(self.meta.seed, bot.seat, version), pause)
+        self._post(BotMove(bot.seat, version, action, standin_turn=turn))
+
+    # --- emotes ---------------------------------------------------------------
+
+    def _emote(self, listener: Listener, emote: str) -> None:
+        limit = self._emote_limits.setdefault(listener.seat, RateLimit())
+        now = self._clock.now()
+        if not limit.allow(now):
+            self._refuse(
+                listener,
+                SeatError(
+                    SeatReason.TOO_MANY_EMOTES,
+                    f"{EMOTE_BURST} emotes at once, then one every {EMOTE_REFILL_SECONDS:g} s; "
+                    f"try again in {limit.retry_after(now):.1f} s",
+                ),
+            )
+            return
+        shown = EmoteShown(listener.seat, emote)
+        for listeners in [*self._humans.values(), self._spectators]:
+            for other in list(listeners):
+                other.push(shown)
 
     # --- bots ---------------------------------------------------------------
 
@@ -409,14 +705,14 @@ class Room:
             HintAnswer(version=self._version, cards=hints[index], index=index, count=len(hints))
         )
 
-    def _refuse(self, listener: Listener, error: RoomError | EngineError) -> None:
+    def _refuse(self, listener: Listener, error: RoomError | EngineError | SeatError) -> None:
         listener.push(Refused(version=self._version, error=error))
 
     def _connected(self) -> tuple[bool, ...]:
         return tuple(bool(self._humans.get(s.seat)) for s in self.meta.seats)
 
     def _any_connection(self) -> bool:
-        return any(self._humans.values())
+        return any(self._humans.values()) or bool(self._spectators)
 
     def _arm_idle_timer(self) -> None:
         if self._any_connection() or self._idle_timer is not None:
@@ -434,6 +730,8 @@ class Room:
             match_no=self._match_no,
             commitments=commitments,
             reveal=reveal,
+            spectators=len(self._spectators),
+            now=self._clock.now(),
         )
 
     def _commitments(self) -> tuple[tuple[str, ...], fairness.Reveal | None]:
@@ -462,6 +760,14 @@ class Room:
             update = self._state_update(seat, snapshot, events)
             for listener in list(listeners):
                 listener.push(update)
+        if self._spectators:
+            if self._public is None:
+                self._public = engine.public_view(self._state)
+            watched = WatchUpdate(
+                version=self._version, table=snapshot, view=self._public, events=events
+            )
+            for listener in list(self._spectators):
+                listener.push(watched)
 
 
 def _renamed(meta: TableMeta, seat: int, name: str) -> TableMeta:

@@ -56,7 +56,7 @@ class SeatReason(StrEnum):
     INVITE_EXPIRED = "invite_expired"
     SPECTATOR = "spectator"
     TOO_MANY_SPECTATORS = "too_many_spectators"
-    RATE_LIMITED = "rate_limited"
+    TOO_MANY_EMOTES = "too_many_emotes"
 
 
 class SeatError(ServerError[SeatReason]):

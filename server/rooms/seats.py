@@ -17,7 +17,10 @@ from server.engine import SeatView
 
 from .updates import Closing, Update
 
-__all__ = ["MIN_BOT_BUDGET", "BotSeat", "Listener"]
+__all__ = ["MIN_BOT_BUDGET", "SPECTATOR", "BotSeat", "Listener"]
+
+# The seat number of a spectator's socket: it sits nowhere and can do nothing.
+SPECTATOR = -1
 
 # Seconds a bot may think even at bot speed 0 before it falls back to a simple play.
 MIN_BOT_BUDGET = 0.1

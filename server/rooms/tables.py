@@ -25,7 +25,7 @@ from .clock import (
 from .log import SeatMeta, TableMeta
 from .names import clean_name
 from .store import TableStore
-from .tokens import hash_token, new_table_id, new_token
+from .tokens import hash_token, invite_path, new_table_id, new_token
 
 __all__ = [
     "BOT_NAMES",
@@ -149,7 +149,7 @@ def build_table(request: CreateTableRequest) -> tuple[TableMeta, list[CreatedSea
             name = host_name if seat == 0 else human_name(seat)
             seats.append(SeatMeta(seat=seat, kind="human", name=name, token_hash=hash_token(token)))
             created.append(
-                CreatedSeat(seat=seat, token=token, invite=f"/#table={table_id}&token={token}")
+                CreatedSeat(seat=seat, token=token, invite=invite_path(table_id, seat, token))
             )
         else:
             level = levels[seat - request.humans]

@@ -13,7 +13,14 @@ import re
 import secrets
 from collections.abc import Sequence
 
-__all__ = ["hash_token", "new_table_id", "new_token", "seat_for_token", "valid_table_id"]
+__all__ = [
+    "hash_token",
+    "invite_path",
+    "new_table_id",
+    "new_token",
+    "seat_for_token",
+    "valid_table_id",
+]
 
 _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 
@@ -47,3 +54,9 @@ def seat_for_token(token: str, seat_hashes: Sequence[str | None]) -> int | None:
         if stored is not None and hmac.compare_digest(digest, stored) and found is None:
             found = seat
     return found
+
+
+def invite_path(table_id: str, seat: int | None, token: str) -> str:
+    """The link to hand out: a seat invite, or the watch link when ``seat`` is None."""
+    key = "watch" if seat is None else "token"
+    return f"/#table={table_id}&{key}={token}"

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from server.engine import Event, SeatView
+from server.engine import Event, PublicView, SeatView
 from server.errors import ServerError
 from server.fairness import Reveal
 
@@ -19,13 +19,16 @@ from .log import TableMeta
 
 __all__ = [
     "Closing",
+    "EmoteShown",
     "HintAnswer",
+    "InviteIssued",
     "Refused",
     "RoomError",
     "RoomReason",
     "StateUpdate",
     "TableSnapshot",
     "Update",
+    "WatchUpdate",
 ]
 
 
@@ -49,6 +52,9 @@ class Closing(StrEnum):
     # The table could not be stored (Redis down, or another process moved it on);
     # reconnecting reloads it from Redis.
     TABLE_UNAVAILABLE = "table_unavailable"
+    # The token this socket joined with was revoked (a new invite or watch link, or
+    # its seat was handed to a bot).
+    REVOKED = "revoked"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +68,9 @@ class TableSnapshot:
     # server.fairness: commitments to this match's deals so far; seed and salt once over.
     commitments: tuple[str, ...] = ()
     reveal: Reveal | None = None
+    spectators: int = 0
+    # Wall-clock seconds when the snapshot was taken (the clock's time left is from it).
+    now: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +81,33 @@ class StateUpdate:
     table: TableSnapshot
     view: SeatView
     events: list[Event]
+
+
+@dataclass(frozen=True, slots=True)
+class WatchUpdate:
+    """A spectator's picture at ``version``: the public view, never a hand."""
+
+    version: int
+    table: TableSnapshot
+    view: PublicView
+    events: list[Event]
+
+
+@dataclass(frozen=True, slots=True)
+class EmoteShown:
+    """Seat ``seat`` reacted with ``emote``."""
+
+    seat: int
+    emote: str
+
+
+@dataclass(frozen=True, slots=True)
+class InviteIssued:
+    """A new seat invite (``seat``) or watch link (``seat`` None), for the host alone."""
+
+    table_id: str
+    seat: int | None
+    token: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,4 +128,4 @@ class Refused:
     error: ServerError[Any]
 
 
-Update = StateUpdate | HintAnswer | Refused
+Update = StateUpdate | WatchUpdate | HintAnswer | EmoteShown | InviteIssued | Refused

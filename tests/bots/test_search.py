@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import random
 
 from server.bots import make_bot
-from server.bots.levels import legal_of, situation_of
+from server.bots.levels import NormalBot, legal_of, situation_of
 from server.bots.observe import observe
 from server.bots.policy import normal_choice
 from server.bots.search import MOVES_PER_SECOND, SearchStats, search
@@ -96,3 +97,54 @@ def test_a_late_position_is_searched_exactly() -> None:
                 return
             apply(state, bots[state.deal.turn].choose(view))
     raise AssertionError("no late position with a choice in the deals tried")
+
+
+def test_the_budget_counts_from_when_the_decision_was_asked() -> None:
+    view = view_with_choices("classic", 4)
+    obs = observe(view)
+    clock = TickingClock(step=0.0001)
+    asked = clock()
+    clock.now += 0.04  # 40 ms lost before the search started (a queue, a busy core)
+    stats = SearchStats()
+    search(obs, legal_of(obs), random.Random(1), 0.05, clock, stats, asked_at=asked)
+    assert stats.stopped_by_clock
+    # 10 ms were left: about 100 readings of 0.1 ms, not the 500 a fresh budget gives.
+    assert 95 <= clock.reads - 1 <= 105
+
+
+def test_a_decision_asked_a_budget_ago_plays_the_normal_choice_at_once() -> None:
+    view = view_with_choices("classic", 4)
+    clock = TickingClock(step=0.0001)
+    bot = StrongBot(4, budget=0.1, clock=clock)
+    action = bot.choose(view, asked_at=clock() - 0.1)
+    assert bot.last_stats.samples == 0
+    assert bot.last_stats.stopped_by_clock
+    assert action == NormalBot(4).choose(view)
+
+
+def test_no_garbage_collection_runs_inside_a_strong_decision() -> None:
+    view = view_with_choices("classic", 4)
+    bot = StrongBot(4, budget=0.02, clock=lambda: 0.0)
+    inside = False
+    during: list[str] = []
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and inside:
+            during.append(f"generation {info['generation']}")
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(watch)
+    gc.set_threshold(10)  # a collection every few allocations, were it enabled
+    try:
+        inside = True
+        bot.choose(view)
+        inside = False
+        assert bot.last_stats.samples > 0
+        assert during == []
+        # Whatever the decision left alive is out of the collector's way.
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(watch)
+        gc.unfreeze()

@@ -127,6 +127,20 @@ def test_ambiguous_airplane_reads_with_the_higher_trios() -> None:
     assert best == reading("airplane", 2, "5")
 
 
+def test_going_out_with_an_ambiguous_set_reads_as_the_full_form() -> None:
+    # 333 444 555 6 as a last play: a full airplane 444555 with wings 3336 is read,
+    # not the short three-trio airplane; a full form outranks a short one.
+    best = best_reading(parse_rank_string("3334445556"), final=True)
+    assert best == reading("airplane", 2, "5")
+
+
+def test_rank_strings_naming_more_cards_than_the_deck_holds_are_refused() -> None:
+    for text in ("22", "33333", "55555"):
+        with pytest.raises(ValueError, match="more cards"):
+            parse_rank_string(text)
+    assert parse_rank_string("3333AAA2") == counts_of_ranks([0] * 4 + [11] * 3 + [12])
+
+
 def test_ambiguous_set_reads_as_whatever_beats_when_following() -> None:
     counts = parse_rank_string("3334445556")
     # Against an airplane topped by 4 the top-5 reading is the legal one.

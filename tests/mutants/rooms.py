@@ -110,23 +110,22 @@ MUTANTS = [
     Mutant(
         "announce-before-store",
         "server/rooms/room.py",
-        "        self._version = await self._store.append(self.lease, self._version, entry)\n",
-        "        self._broadcast(events)\n"
-        "        self._version = await self._store.append(self.lease, self._version, entry)\n",
+        "        # The write comes first: a seat never hears of an action Redis does not hold.\n",
+        "        self._broadcast(events)\n",
         ROOMS,
     ),
     Mutant(
         "join-not-announced",
         "server/rooms/room.py",
-        "        command.done.set_result(None)\n        if self._connected() != before:",
-        "        command.done.set_result(None)\n        if False:",
+        "        return changed or self._connected() != before",
+        "        return changed",
         ROOMS,
     ),
     Mutant(
         "leave-not-announced",
         "server/rooms/room.py",
-        "        listeners.remove(listener)\n        if self._connected() != before:",
-        "        listeners.remove(listener)\n        if False:",
+        "            self._schedule_standin()\n        if self._connected() != before:",
+        "            self._schedule_standin()\n        if False:",
         ROOMS,
     ),
     Mutant(
@@ -169,7 +168,7 @@ MUTANTS = [
     Mutant(
         "bot-fallback-dropped",
         "server/rooms/room.py",
-        "            await self._commit(bots.fallback_action(self._view(command.seat)), None)",
+        "            await self._commit(fallback, None, standin=standin)",
         "            pass",
         ROOMS,
     ),
@@ -340,7 +339,7 @@ MUTANTS = [
         "second-join-goes-to-room",
         "server/presenter.py",
         "    if isinstance(message, JoinMsg):\n        refusal",
-        "    if False:\n        refusal",
+        "    if isinstance(message, JoinMsg) and False:\n        refusal",
         WIRE,
     ),
     Mutant(

@@ -135,6 +135,8 @@ def test_the_first_frame_must_be_a_join() -> None:
 
 # --- update -> frame -------------------------------------------------------------
 
+NO_STANDIN = {"auto": False, "on_auto": False}
+
 
 def test_each_seat_gets_a_state_frame_with_its_own_hand_only() -> None:
     state = engine.new_match(engine.Rules(), 5, 5)
@@ -164,15 +166,23 @@ def test_each_seat_gets_a_state_frame_with_its_own_hand_only() -> None:
         assert frame["table"] == {
             "id": "Table0001",
             "seats": [
-                {"seat": 0, "name": "P0", "kind": "human", "level": None, "connected": True},
-                {"seat": 1, "name": "P1", "kind": "human", "level": None, "connected": False},
+                {"seat": 0, "name": "P0", "kind": "human", "level": None, "connected": True}
+                | NO_STANDIN,
+                {"seat": 1, "name": "P1", "kind": "human", "level": None, "connected": False}
+                | NO_STANDIN,
                 # A bot is always connected, whatever the flag says.
-                {"seat": 2, "name": "B2", "kind": "bot", "level": "strong", "connected": True},
+                {"seat": 2, "name": "B2", "kind": "bot", "level": "strong", "connected": True}
+                | NO_STANDIN,
             ],
             "bot_speed_ms": 300,
             "humans": 2,
             "match_no": 2,
             "fairness": {"commitments": [], "seed": None, "salt": None},
+            "host": 0,
+            "turn_seconds": 0,
+            "grace_seconds": 15,
+            "clock": None,
+            "spectators": 0,
         }
 
 

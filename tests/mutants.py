@@ -1,0 +1,449 @@
+"""Hand-made mutants of the engine and the bots: does the suite notice each bug?
+
+    python tests/mutants.py [--only engine|bots] [--name SUBSTRING] [--start N]
+                            [--timeout 600] [--workdir DIR]
+
+Each mutant is one realistic bug (a rule dropped, a comparison off by one, a
+proof ignored), written as an exact text replacement in one file.  The script
+copies the working tree to a temporary directory once, then for each mutant
+edits the copy, runs the tests that should catch it (``pytest -x``), and puts
+the file back.  A mutant is "killed" when the tests fail and "survived" when
+they pass; survivors are either gaps to close with a test or bugs no unit test
+can see (strength, speed), listed with the reason in docs/architecture.md,
+"Mutation survivors".  It is not part of the suite: it runs the suite ~50 times.
+One pytest at a time, so it costs one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+ROOT = Path(__file__).resolve().parent.parent
+ENGINE_TESTS = ["tests/engine", "tests/bots/test_lockstep.py"]
+BOTS_TESTS = ["tests/bots"]
+
+
+class Mutant(NamedTuple):
+    name: str
+    path: str
+    old: str
+    new: str
+    tests: list[str]
+
+
+def engine(name: str, path: str, old: str, new: str) -> Mutant:
+    return Mutant(name, f"server/engine/{path}", old, new, ENGINE_TESTS)
+
+
+def bots(name: str, path: str, old: str, new: str) -> Mutant:
+    return Mutant(name, f"server/bots/{path}", old, new, BOTS_TESTS)
+
+
+MUTANTS = [
+    # -- the flow of play and scoring (RankDeal) --
+    engine(
+        "shut-out doubling dropped",
+        "rankdeal.py",
+        "pay = sizes[s] * (2 if shut_out[s] else 1)",
+        "pay = sizes[s]",
+    ),
+    engine(
+        "bomb pays 10 instead of 20",
+        "rankdeal.py",
+        "points[bomber] = BOMB_POINTS * (SEATS - 1)",
+        "points[bomber] = BOMB_POINTS",
+    ),
+    engine(
+        "immediate bomb never pays",
+        "rankdeal.py",
+        "            if self.pay_immediately:\n                self._pay(t)",
+        "            if self.pay_immediately:\n                pass",
+    ),
+    engine(
+        "winning bomb going out does not pay",
+        "rankdeal.py",
+        "            if self.pending == t:\n                self._pay(t)",
+        "            if self.pending == t:\n                pass",
+    ),
+    engine(
+        "pending bomb not paid when its trick clears",
+        "rankdeal.py",
+        "            if self.pending >= 0:\n                self._pay(self.pending)",
+        "            if self.pending >= 0:\n                pass",
+    ),
+    engine(
+        "beaten winning bomb still pays",
+        "rankdeal.py",
+        "                self.pending = t\n",
+        "                self._pay(t)\n",
+    ),
+    engine(
+        "trick clears after one pass",
+        "rankdeal.py",
+        "if self.passes == SEATS - 1:",
+        "if self.passes >= 1:",
+    ),
+    engine(
+        "cleared trick led by the next seat, not the last player",
+        "rankdeal.py",
+        "            self.turn = self.leader\n            return True",
+        "            self.turn = (self.turn + 1) % SEATS\n            return True",
+    ),
+    engine(
+        "a play does not reset the pass count",
+        "rankdeal.py",
+        "        self.leader = t\n        self.passes = 0",
+        "        self.leader = t",
+    ),
+    engine(
+        "a player is never marked as having played",
+        "rankdeal.py",
+        "        self.played_any[t] = True\n",
+        "",
+    ),
+    # -- what beats what, and readings --
+    engine(
+        "an equal bomb beats a bomb",
+        "combos.py",
+        "return table.top + 1 if table.kind == BOMB else 0",
+        "return table.top if table.kind == BOMB else 0",
+    ),
+    engine(
+        "following ignores the length",
+        "combos.py",
+        "if kind == table.kind and length == table.length:",
+        "if kind == table.kind:",
+    ),
+    engine(
+        "an equal top beats",
+        "combos.py",
+        "    if kind == table.kind and length == table.length:\n        return table.top + 1",
+        "    if kind == table.kind and length == table.length:\n        return table.top",
+    ),
+    engine(
+        "four-card straights",
+        "combos.py",
+        "if n >= 5 and len(present) == n and _consecutive(present):",
+        "if n >= 4 and len(present) == n and _consecutive(present):",
+    ),
+    engine(
+        "the 2 joins runs",
+        "combos.py",
+        "return ranks[-1] - ranks[0] == len(ranks) - 1 and ranks[-1] <= TOP_RUN_RANK",
+        "return ranks[-1] - ranks[0] == len(ranks) - 1",
+    ),
+    engine(
+        "aces may form a bomb",
+        "combos.py",
+        "if n == 4 and len(present) == 1 and present[0] <= 10:",
+        "if n == 4 and len(present) == 1 and present[0] <= 11:",
+    ),
+    engine(
+        "short forms rank above full ones",
+        "combos.py",
+        "return (r.kind == BOMB, not r.short, r.length, r.top)",
+        "return (r.kind == BOMB, r.short, r.length, r.top)",
+    ),
+    engine(
+        "a trio with one extra is a full trio+two",
+        "combos.py",
+        "                out.append(Reading(TRIO_TWO, 1, t, True))",
+        "                out.append(Reading(TRIO_TWO, 1, t, n == 3))",
+    ),
+    engine(
+        "card count off by a byte",
+        "combos.py",
+        "return ((pairs * _BYTE_SUM) >> 48) & 255",
+        "return ((pairs * _BYTE_SUM) >> 40) & 255",
+    ),
+    engine(
+        "subset test without guards",
+        "combos.py",
+        "return ((whole | _GUARDS) - part) & _GUARDS == _GUARDS",
+        "return (whole - part) >= 0",
+    ),
+    # -- legal plays --
+    engine(
+        "last-card rule dropped",
+        "moves.py",
+        "            singles = singles[-1:]",
+        "            pass",
+    ),
+    engine(
+        "bombs always splittable",
+        "moves.py",
+        "    if split_bombs:\n        return 0",
+        "    if True:\n        return 0",
+    ),
+    engine(
+        "first play need not hold a 3",
+        "moves.py",
+        "        plays = {p for p in plays if count_at(p, 0)}",
+        "        pass",
+    ),
+    engine(
+        "short forms never legal",
+        "moves.py",
+        "            if table is None or beats(reading, table):\n                plays.add(hand)",
+        "            if False:\n                plays.add(hand)",
+    ),
+    engine(
+        "airplanes of two trios not generated",
+        "moves.py",
+        "for start, length in _runs(avail, 3, 2):",
+        "for start, length in _runs(avail, 3, 3):",
+    ),
+    engine(
+        "trio kickers from locked bombs",
+        "moves.py",
+        "for kick in submultisets(free - trio, 2):",
+        "for kick in submultisets(hand - trio, 2):",
+    ),
+    # -- apply --
+    engine(
+        "rule B checked on the rank, not the card",
+        "game.py",
+        "        if deal.needs_three_of_spades and THREE_OF_SPADES not in cards:\n"
+        "            raise IllegalActionError(",
+        "        if False:\n            raise IllegalActionError(",
+    ),
+    engine(
+        "must-beat not enforced on a pass",
+        "game.py",
+        "    if core.legal():\n        raise IllegalActionError(Reason.MUST_BEAT",
+        "    if False:\n        raise IllegalActionError(Reason.MUST_BEAT",
+    ),
+    engine(
+        "a tie for the most wins only the first",
+        "game.py",
+        "state.winners = [s for s in range(SEATS) if state.totals[s] == best]",
+        "state.winners = [state.totals.index(best)]",
+    ),
+    engine(
+        "later deals led by the holder of the 3 of spades always",
+        "game.py",
+        'if state.rules.later_leader == "winner":',
+        'if state.rules.later_leader == "never":',
+    ),
+    engine(
+        "the trick is kept after it clears",
+        "game.py",
+        "        deal.table = None\n        deal.trick = []",
+        "        deal.table = None",
+    ),
+    engine(
+        "bomb event not sent",
+        "game.py",
+        "    if core.paid >= 0:\n        events.append(BombPaid(seat=core.paid, "
+        "points=bomb_payment(core.paid)))\n    if len(hand) == 1:",
+        "    if len(hand) == 1:",
+    ),
+    engine(
+        "memo never starts over",
+        "memo.py",
+        "                if len(cache) >= maxsize:\n                    cache.clear()\n"
+        "                cache[arg] = value",
+        "                cache[arg] = value",
+    ),
+    engine(
+        "hints do not put going out first",
+        "hints.py",
+        "        return (0,)",
+        "        return (2,)",
+    ),
+    # -- bots: what a seat knows --
+    bots(
+        "observation keeps no pending bomb",
+        "observe.py",
+        "pending = view.leader if table is not None and table.kind == BOMB and not pay_now else -1",
+        "pending = -1",
+    ),
+    bots(
+        "unseen cards include the played ones",
+        "observe.py",
+        "unseen=deck_counts(view.rules) - hand - played,",
+        "unseen=deck_counts(view.rules) - hand,",
+    ),
+    bots(
+        "history forgets the last-card situation",
+        "observe.py",
+        "nxt_one = sizes[(move.seat + 1) % SEATS] == 1",
+        "nxt_one = False",
+    ),
+    bots(
+        "a pass proves nothing",
+        "sampler.py",
+        "        return not legal_plays(then, c.table, c.next_has_one, False, split)",
+        "        return True",
+    ),
+    bots(
+        "forced singles bound nothing",
+        "sampler.py",
+        "            bound = min(bound, c.forced_top)",
+        "            pass",
+    ),
+    bots(
+        "own moves taken as proofs",
+        "sampler.py",
+        "        if move.seat == obs.seat:\n            continue",
+        "        if move.seat == -1:\n            continue",
+    ),
+    bots(
+        "the seat's own cards dealt to opponents",
+        "sampler.py",
+        "        hands[self.b] = self.obs.unseen - hand_a",
+        "        hands[self.b] = self.obs.unseen + self.obs.hand - hand_a",
+    ),
+    # -- bots: how they choose --
+    bots(
+        "easy does not go out when it can",
+        "policy.py",
+        "    if hand in legal:\n        return hand\n    if sit.table is None:",
+        "    if sit.table is None:",
+    ),
+    bots(
+        "normal ignores an opponent about to go out",
+        "policy.py",
+        "                score += 3.0",
+        "                score += 0.0",
+    ),
+    bots(
+        "normal values bombs negatively",
+        "policy.py",
+        "        return -1.5",
+        "        return 1.5",
+    ),
+    bots(
+        "nothing is ever beatable",
+        "plan.py",
+        "    size = NEVER\n    need = lowest_beating_top(table, BOMB, 1)",
+        "    return NEVER\n    need = lowest_beating_top(table, BOMB, 1)",
+    ),
+    bots(
+        "hand planning ignores runs",
+        "plan.py",
+        "    if not locked and low <= TOP_RUN_RANK:",
+        "    if False:",
+    ),
+    bots(
+        "trios absorb no kickers",
+        "plan.py",
+        "    if capacity:\n        weak",
+        "    if False:\n        weak",
+    ),
+    bots(
+        "search picks the worst candidate",
+        "search.py",
+        "best = max(range(len(cands)), key=lambda i: (totals[i], -i))",
+        "best = min(range(len(cands)), key=lambda i: (totals[i], -i))",
+    ),
+    bots(
+        "endgame minimises the mover's score",
+        "search.py",
+        "if best is None or v[t] > best[t]:",
+        "if best is None or v[t] < best[t]:",
+    ),
+    bots(
+        "search ignores its clock",
+        "search.py",
+        "if self.ticks % CLOCK_EVERY == 0 and self.clock() >= self.deadline:",
+        "if False:",
+    ),
+    bots(
+        "scored bomb points kept in the endgame memo",
+        "search.py",
+        "    sim.bomb = [0] * SEATS\n    return sim",
+        "    return sim",
+    ),
+    bots(
+        "strong does not pause the collector",
+        "strong.py",
+        "    gc.disable()\n",
+        "",
+    ),
+    bots(
+        "legality check ignores the 3 of spades",
+        "__init__.py",
+        "    if view.must_include is not None and view.must_include not in action.cards:\n"
+        "        return False",
+        "    if False:\n        return False",
+    ),
+]
+
+
+def copy_tree(dest: Path) -> None:
+    files = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    for name in files:
+        src = ROOT / name
+        if src.is_file():
+            target = dest / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, target)
+
+
+def run(mutant: Mutant, work: Path, timeout: float) -> tuple[str, float]:
+    path = work / mutant.path
+    original = path.read_text()
+    count = original.count(mutant.old)
+    if count != 1:
+        return f"STALE (text found {count} times)", 0.0
+    path.write_text(original.replace(mutant.old, mutant.new))
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *mutant.tests],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        verdict = "survived" if proc.returncode == 0 else "killed"
+    except subprocess.TimeoutExpired:
+        verdict = "killed (timeout)"
+    finally:
+        path.write_text(original)
+    return verdict, time.monotonic() - start
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", choices=["engine", "bots"])
+    ap.add_argument("--name", default="", help="run the mutants whose name contains this")
+    ap.add_argument("--start", type=int, default=0, help="skip the first N chosen mutants")
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--workdir", help="where to copy the tree (default: a temporary directory)")
+    args = ap.parse_args()
+    chosen = [
+        m
+        for m in MUTANTS
+        if (args.only is None or m.path.startswith(f"server/{args.only}/")) and args.name in m.name
+    ][args.start :]
+    survived = 0
+    if args.workdir:
+        Path(args.workdir).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="mutants-", dir=args.workdir) as tmp:
+        work = Path(tmp)
+        copy_tree(work)
+        for m in chosen:
+            verdict, spent = run(m, work, args.timeout)
+            survived += verdict == "survived"
+            print(f"{verdict:18} {spent:6.1f}s  {m.path}: {m.name}", flush=True)
+    print(f"{len(chosen)} mutants, {survived} survived")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
