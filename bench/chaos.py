@@ -76,7 +76,18 @@ def healthy(url: str) -> bool:
 class Server:
     """The server child process: started, SIGKILLed and restarted on one port and data dir."""
 
-    def __init__(self, data_dir: Path, log_path: Path) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        log_path: Path,
+        *,
+        defaults: bool = False,
+        extra: list[str] | None = None,
+    ) -> None:
+        # defaults: run with the shipped limits (bench/attacks.py); otherwise lift the
+        # per-seat and per-address limits, since every scripted client is 127.0.0.1.
+        self.defaults = defaults
+        self.extra = extra or []
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.data_dir = data_dir
@@ -86,10 +97,11 @@ class Server:
     def start(self, timeout: float = 60.0) -> None:
         argv = [
             sys.executable, "-m", "server", "serve", "--host", "127.0.0.1",
-            "--port", str(self.port), "--data-dir", str(self.data_dir),
-            "--actions-per-second", "1000", "--tables-per-minute", "100000",
-            "--log-level", "warning",
+            "--port", str(self.port), "--data-dir", str(self.data_dir), "--log-level", "warning",
         ]  # fmt: skip
+        if not self.defaults:
+            argv += ["--actions-per-second", "1000", "--tables-per-minute", "100000"]
+        argv += self.extra
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(argv, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout

@@ -367,6 +367,58 @@ def memory_breakdown(prefix: str, tables: int, top: int) -> dict[str, Any]:
     }
 
 
+def memo_bytes_per_entry(deals: int = 60) -> dict[str, float]:
+    """Bytes one entry of each shared memo holds, measured in the bench's own process.
+
+    The server reports only how many entries its memos hold (sizing them there
+    would stall it); this plays ``deals`` normal-bot deals here with the same
+    code, then sizes every entry (keys, values and what they hold, each object
+    once) and divides by the entries.
+    """
+    sys.path.insert(0, str(REPO_ROOT))
+    from server import bots, engine
+    from server.engine.memo import memo_name, memos
+
+    every = memos()
+    for m in every:
+        m.cache_clear()
+    for seed in range(deals):
+        state = engine.new_match(engine.PRESETS["classic"], 10_000 + seed, 1)
+        players = [bots.make_bot("normal", seed * 3 + s) for s in range(3)]
+        while state.deal.result is None:
+            seat = state.deal.turn
+            engine.apply(state, players[seat].choose(engine.seat_view(state, seat)))
+    seen: set[int] = set()
+    out: dict[str, float] = {}
+    for m in every:
+        # The memo's dict (its cache_clear is that dict's bound clear method).
+        cache: dict[Any, Any] = m.cache_clear.__self__  # type: ignore[attr-defined]
+        if cache:
+            size = sys.getsizeof(cache) + sum(
+                _deep_size(k, seen) + _deep_size(v, seen) for k, v in cache.items()
+            )
+            out[memo_name(m)] = size / len(cache)
+        m.cache_clear()
+    return out
+
+
+def _deep_size(value: object, seen: set[int]) -> int:
+    if id(value) in seen:
+        return 0
+    seen.add(id(value))
+    size = sys.getsizeof(value)
+    if isinstance(value, tuple | list | frozenset | set):
+        size += sum(_deep_size(item, seen) for item in value)
+    elif isinstance(value, msgspec.Struct):
+        size += sum(_deep_size(getattr(value, f), seen) for f in value.__struct_fields__)
+    return size
+
+
+def shared_cache_bytes(entries: dict[str, int], per_entry: dict[str, float]) -> int:
+    """Estimated bytes the server's memos hold, from their entries."""
+    return int(sum(n * per_entry.get(name, 0.0) for name, n in entries.items()))
+
+
 class Sample:
     """What the server, its Redis and this client had spent at one moment."""
 
@@ -423,6 +475,7 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     # Sample memory while every table is live, halfway through.
     await asyncio.sleep(max(0.0, started + args.duration / 2 - loop.time()))
     rss_live = rss_bytes(pid)
+    usage_live = await asyncio.to_thread(http_json, f"{base}/api/usage")
     if args.tracemalloc:
         await dump_tracemalloc(pid, Path(f"{args.tracemalloc}.3"))
     await asyncio.gather(*tasks)
@@ -432,6 +485,11 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
         await asyncio.to_thread(profiler.wait, 60)
     latencies = sorted(lat for r in runs for lat in r.latencies)
     errors = [e for r in runs for e in r.errors]
+    # The memos every table shares count once: estimate their bytes from their entries.
+    per_entry = await asyncio.to_thread(memo_bytes_per_entry)
+    cache_before = shared_cache_bytes(before.usage["shared_cache_entries"], per_entry)
+    cache_live = shared_cache_bytes(usage_live["shared_cache_entries"], per_entry)
+    rss_tables = rss_live - rss_idle - (cache_live - cache_before)
     # Every accepted action of every table (humans' and bots'), counted by the server.
     actions = after.usage["actions"] - before.usage["actions"]
     per_action = 1000 / max(1, actions)
@@ -470,6 +528,8 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
         # Halfway: includes the growth of the memo caches all tables share and of each
         # match so far (--tracemalloc splits them).
         "kib_per_table": round((rss_live - rss_idle) / 1024 / args.tables, 1),
+        "shared_cache_mib": round(cache_live / 2**20, 1),
+        "kib_per_table_without_caches": round(rss_tables / 1024 / args.tables, 1),
         "kib_per_table_joined": round((rss_joined - rss_idle) / 1024 / args.tables, 1),
         # What creating the tables over HTTP left behind, before any socket joined.
         "kib_per_table_created": round((rss_created - rss_idle) / 1024 / args.tables, 1),
@@ -558,8 +618,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{result['server_wakeups_per_action']} wake-ups per action)")  # fmt: skip
     print(f"redis CPU per action: {result['redis_cpu_ms_per_action']} ms; "
           f"bench client: {result['client_cpu_ms_per_action']} ms")  # fmt: skip
-    print(f"memory: idle {result['rss_idle_mib']} MiB, live {result['rss_live_mib']} MiB, "
-          f"{result['kib_per_table']} KiB per table halfway, "
+    print(f"memory: idle {result['rss_idle_mib']} MiB, live {result['rss_live_mib']} MiB; "
+          f"{result['kib_per_table_without_caches']} KiB per table halfway, not counting "
+          f"the shared caches ({result['shared_cache_mib']} MiB, estimated), "
+          f"{result['kib_per_table']} KiB counting them, "
           f"{result['kib_per_table_joined']} KiB once all joined (of which "
           f"{result['kib_per_table_created']} KiB left by creating them over HTTP)")  # fmt: skip
     print(f"errors: {result['errors']} {result['error_codes']}")

@@ -1,8 +1,9 @@
 """The web app: table creation, health, the game WebSocket, and the static client.
 
 ``create_app(settings, redis_url)`` is all the CLI needs.  One Redis client,
-one ``TableStore``, one ``Bus`` to the other processes on the same Redis and
-one room ``Registry`` live for the app's lifetime; ``app.state.registry.drain()``
+one ``TableStore``, one room ``Registry`` and, around it, one cluster ``Node``
+(the bus to the other processes on the same Redis) live for the app's
+lifetime; ``app.state.node.drain()``
 hands every table over before a graceful exit.
 """
 
@@ -27,6 +28,10 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
 from server import bots, metrics, presenter
+from server.cluster.bus import Bus
+from server.cluster.connect import connect
+from server.cluster.forward import Forwarder
+from server.cluster.node import Node
 from server.config import Settings
 from server.connection import Connection
 from server.engine import EngineError
@@ -35,11 +40,8 @@ from server.origins import origin_allowed
 from server.protocol import CloseCode, JoinMsg, ProtocolError, ProtocolErrorCode
 from server.ratelimit import RateLimiter
 from server.rooms import tables
-from server.rooms.bus import Bus
-from server.rooms.connect import connect
-from server.rooms.forward import Forwarder
 from server.rooms.history import history
-from server.rooms.registry import DEFAULT_IDLE_SECONDS, Registry, process_id
+from server.rooms.registry import DEFAULT_IDLE_SECONDS, Registry
 from server.rooms.room import Room, RoomClosed
 from server.rooms.seating import SeatError, SeatReason, retired_reason
 from server.rooms.seats import SPECTATOR
@@ -82,6 +84,7 @@ class _Services:
     redis: Redis
     store: TableStore
     registry: Registry
+    node: Node
     # Frames per seat (--actions-per-second, bursts of twice that).
     seat_limiter: RateLimiter
 
@@ -116,27 +119,35 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         clients = await connect(redis_url)
         store = TableStore(clients.tables, settings.table_ttl_seconds)
-        bus = Bus(process_id(), clients.node, clients.node.publish)
-        bus.start()
         registry = Registry(
             store,
             idle_seconds=idle_seconds,
-            bus=bus,
+            lease_seconds=settings.lease_seconds,
+            max_spectators=settings.max_spectators,
+        )
+        bus = Bus(registry.proc, clients.node, clients.node.publish)
+        bus.start()
+        node = Node(
+            registry,
+            bus,
+            store,
             lease_seconds=settings.lease_seconds,
             max_frame_bytes=settings.max_frame_bytes,
             queue_size=settings.outgoing_queue_size,
-            max_spectators=settings.max_spectators,
         )
         rate = settings.actions_per_second
-        holder["services"] = _Services(clients.tables, store, registry, RateLimiter(rate, 2 * rate))
+        holder["services"] = _Services(
+            clients.tables, store, registry, node, RateLimiter(rate, 2 * rate)
+        )
         # Exposed for operators' tooling and tests; the app itself goes through ``holder``.
         app.state.store = store
         app.state.registry = registry
+        app.state.node = node
         metrics.track(live_tables=lambda: len(registry))
         try:
             yield
         finally:
-            await registry.close()
+            await node.close()
             await bus.close()
             await clients.aclose()
             # The strong bots' worker processes must not outlive the server.
@@ -217,17 +228,17 @@ def create_app(
     async def healthz(request: Request) -> Response:
         live = services()
         reachable = await live.store.ping()
-        registry = live.registry
-        ok = reachable and not registry.draining
+        node = live.node
+        ok = reachable and not node.draining
         return _Json(
             {
                 "ok": ok,
                 "redis": reachable,
-                "process": registry.proc,
+                "process": node.proc,
                 "pid": os.getpid(),
-                "draining": registry.draining,
-                "tables_owned": len(registry),
-                "sockets_forwarded": registry.forwarded,
+                "draining": node.draining,
+                "tables_owned": len(node.registry),
+                "sockets_forwarded": node.forwarded,
             },
             status_code=200 if ok else 503,
         )
@@ -334,7 +345,7 @@ async def _read_join(websocket: WebSocket, max_bytes: int) -> JoinMsg | None:
 
 async def _serve_socket(websocket: WebSocket, services: _Services, settings: Settings) -> None:
     await websocket.accept()
-    if services.registry.draining:
+    if services.node.draining:
         await _close(websocket, 1012, "server restarting, reconnect")
         return
     join = await _read_join(websocket, settings.max_frame_bytes)
@@ -370,7 +381,7 @@ async def _serve_socket(websocket: WebSocket, services: _Services, settings: Set
     conn = Connection(seat, websocket.send_text, settings.outgoing_queue_size)
     writer = conn.start()
     try:
-        room = await _attach(services.registry, join.table, conn, token_hash)
+        room = await _attach(services.node, join.table, conn, token_hash)
     except SeatError as exc:
         writer.cancel()
         await asyncio.gather(writer, return_exceptions=True)
@@ -412,12 +423,12 @@ async def _refuse_seat(websocket: WebSocket, error: SeatError) -> None:
 
 
 async def _attach(
-    registry: Registry, table_id: str, conn: Connection, token_hash: str | None = None
+    node: Node, table_id: str, conn: Connection, token_hash: str | None = None
 ) -> Room | Forwarder | None:
     # A room may close between lookup and attach (idle, storage failure); then load it anew.
     for _ in range(3):
         try:
-            room = await registry.room(table_id)
+            room = await node.table(table_id)
         except (RedisError, OSError, StoreError, EngineError, msgspec.DecodeError) as exc:
             # A log that no longer replays (EngineError, DecodeError) is reported, not raised.
             log.warning("cannot load table %s: %r", table_id, exc)

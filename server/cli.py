@@ -187,9 +187,9 @@ def serve(settings: Settings) -> int:
             print(f"Pao De Kuai is ready: open {url}", flush=True)
 
         async def hand_over() -> None:
-            registry = getattr(app.state, "registry", None)
-            if registry is not None:
-                await registry.drain()
+            node = getattr(app.state, "node", None)
+            if node is not None:
+                await node.drain()
 
         _Server(config, announce, hand_over).run()
         return 0

@@ -1,6 +1,6 @@
-"""Hand-made mutants of the engine and the bots: does the suite notice each bug?
+"""Hand-made mutants of the engine, the bots and the rooms: does the suite notice each bug?
 
-    python tests/mutants.py [--only engine|bots] [--name SUBSTRING] [--start N]
+    python tests/mutants.py [--only engine|bots|rooms] [--name SUBSTRING] [--start N]
                             [--timeout 600] [--workdir DIR]
 
 Each mutant is one realistic bug (a rule dropped, a comparison off by one, a
@@ -28,6 +28,14 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE_TESTS = ["tests/engine", "tests/bots/test_lockstep.py"]
 BOTS_TESTS = ["tests/bots"]
+# The "rooms" group: rooms, protocol, presenter, the socket side and the app.
+ROOMS_TESTS = ["tests/rooms"]
+WIRE_TESTS = [
+    "tests/server/test_presenter.py",
+    "tests/server/test_protocol.py",
+    "tests/server/test_socket_connection.py",
+]
+APP_TESTS = ["tests/server/test_app.py"]
 
 
 class Mutant(NamedTuple):
@@ -375,6 +383,371 @@ MUTANTS = [
         "        return False",
         "    if False:\n        return False",
     ),
+    # -- rooms: the room actor --
+    Mutant(
+        "stale-minus-one",
+        "server/rooms/room.py",
+        "        if command.version != self._version:\n            self._refuse(",
+        "        if command.version not in (self._version, self._version - 1):\n"
+        "            self._refuse(",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "stale-future-accepted",
+        "server/rooms/room.py",
+        "        if command.version != self._version:\n            self._refuse(",
+        "        if command.version < self._version:\n            self._refuse(",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "bot-move-version-unchecked",
+        "server/rooms/room.py",
+        "        if command.version != self._version:\n            return  # decided",
+        "        if False:\n            return  # decided",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "new-match-while-running",
+        "server/rooms/room.py",
+        "isinstance(request, NewMatch) and self._state.winners is None",
+        "isinstance(request, NewMatch) and self._state.winners is not None",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "hint-no-cycle",
+        "server/rooms/room.py",
+        "self._hint_next[listener.seat] = index + 1",
+        "self._hint_next[listener.seat] = index",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "hint-cycle-survives-commit",
+        "server/rooms/room.py",
+        "        self._hint_next.clear()\n",
+        "",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "views-survive-commit",
+        "server/rooms/room.py",
+        "        self._views.clear()\n        self._public = None\n",
+        "        self._public = None\n",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "hints-survive-commit",
+        "server/rooms/room.py",
+        "        self._all_hints.clear()\n",
+        "",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "refused-action-stored",
+        "server/rooms/room.py",
+        '                    log.error("table %s: bot action refused: %r", self.id, exc)\n'
+        "                return False",
+        '                    log.error("table %s: bot action refused: %r", self.id, exc)',
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "announce-before-store",
+        "server/rooms/room.py",
+        "        # The write comes first: a seat never hears of an action Redis does not hold.\n",
+        "        self._broadcast(events)\n",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "join-not-announced",
+        "server/rooms/room.py",
+        "        return changed or self._connected() != before",
+        "        return changed",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "leave-not-announced",
+        "server/rooms/room.py",
+        "            self._schedule_standin()\n        if self._connected() != before:",
+        "            self._schedule_standin()\n        if False:",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "idle-closes-a-watched-room",
+        "server/rooms/room.py",
+        "                    if not self._any_connection():",
+        "                    if True:",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "close-leaves-sockets-open",
+        "server/rooms/room.py",
+        "            for listener in listeners:\n                listener.end(why)",
+        "            for listener in listeners:\n                pass",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "close-forgets-queued-submits",
+        "server/rooms/room.py",
+        "            elif isinstance(command, Submit):\n                command.listener.end(why)",
+        "            elif isinstance(command, Submit):\n                pass",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "submit-to-closed-room-ignored",
+        "server/rooms/room.py",
+        "            listener.end(Closing.TABLE_UNAVAILABLE)\n        else:",
+        "            pass\n        else:",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "refusal-to-everyone",
+        "server/rooms/room.py",
+        "        listener.push(Refused(version=self._version, error=error))",
+        "        for others in self._humans.values():\n"
+        "            for other in others:\n"
+        "                other.push(Refused(version=self._version, error=error))",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "bot-fallback-dropped",
+        "server/rooms/room.py",
+        "            await self._commit(fallback, None, standin=standin)",
+        "            pass",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "bot-seat-unchecked",
+        "server/rooms/room.py",
+        "        if action.seat != command.seat:",
+        "        if False:",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "bot-plays-after-deal-end",
+        "server/rooms/room.py",
+        "        if deal.result is not None or bot is None:",
+        "        if bot is None:",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "bot-speed-not-applied",
+        "server/rooms/room.py",
+        "            self._bot_speed_ms = ms\n",
+        "            pass\n",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "new-match-same-deals",
+        "server/rooms/room.py",
+        "match_seed(self.meta.seed, self._match_no + 1, self.meta.secret)",
+        "match_seed(self.meta.seed, self._match_no, self.meta.secret)",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "new-match-number-kept",
+        "server/rooms/room.py",
+        "            self._match_no += 1\n",
+        "",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "bot-seed-ignores-version",
+        "server/rooms/room.py",
+        "seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)",
+        "seed = bot_seed(self.meta.seed, bot.seat, 0, self.meta.secret)",
+        ROOMS_TESTS,
+    ),
+    # -- rooms: log, store, tables, tokens --
+    Mutant(
+        "rebuild-ignores-bot-speed",
+        "server/rooms/log.py",
+        "            speed = entry.ms\n",
+        "            pass\n",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "rebuild-keeps-old-match-actions",
+        "server/rooms/log.py",
+        "            match_no += 1\n            actions = []",
+        "            match_no += 1",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "first-match-derived-seed",
+        "server/rooms/log.py",
+        'return table_seed if match_no == 0 else _derive("match", table_seed, match_no)',
+        'return _derive("match", table_seed, match_no)',
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "store-append-unchecked",
+        "server/rooms/store.py",
+        "if n ~= tonumber(ARGV[2]) then",
+        "if false then",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "store-append-keeps-expiry",
+        "server/rooms/store.py",
+        "for i = 1, 3 do\n  redis.call('EXPIRE', KEYS[i], ARGV[4])\nend\nreturn n",
+        "return n",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "store-load-keeps-expiry",
+        "server/rooms/store.py",
+        "for i = 1, 3 do\n  redis.call('EXPIRE', KEYS[i], ARGV[1])\nend\nreturn {meta",
+        "return {meta",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "store-fence-unchecked",
+        "server/rooms/store.py",
+        "if redis.call('GET', KEYS[1]) ~= ARGV[1] then",
+        "if false then",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "store-create-overwrites",
+        "server/rooms/store.py",
+        "ex=self._ttl, nx=True",
+        "ex=self._ttl",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "tables-any-preset",
+        "server/rooms/tables.py",
+        '        _one_of("rules", self.rules, engine.PRESETS)\n',
+        "",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "tables-any-bot-level",
+        "server/rooms/tables.py",
+        '            _one_of("a bot level", level, bots.LEVELS)\n',
+        "            pass\n",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "tables-custom-never",
+        "server/rooms/tables.py",
+        'return rules if rules == base else msgspec.structs.replace(rules, preset="custom")',
+        "return rules",
+        [*ROOMS_TESTS, *APP_TESTS],
+    ),
+    Mutant(
+        "token-first-seat-wins-wrongly",
+        "server/rooms/tokens.py",
+        "and hmac.compare_digest(digest, stored) and found is None:",
+        "and found is None:",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "table-id-any-length",
+        "server/rooms/tokens.py",
+        r'_TABLE_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")',
+        r'_TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")',
+        [*ROOMS_TESTS, *APP_TESTS],
+    ),
+    # -- rooms group: presenter, protocol, socket side --
+    Mutant(
+        "play-for-seat-zero",
+        "server/presenter.py",
+        "return Play(seat=seat, cards=list(message.cards))",
+        "return Play(seat=0, cards=list(message.cards))",
+        WIRE_TESTS,
+    ),
+    Mutant(
+        "bot-speed-seat-and-ms-swapped",
+        "server/presenter.py",
+        "return BotSpeed(ms=message.ms, seat=seat)",
+        "return BotSpeed(ms=seat, seat=message.ms)",
+        WIRE_TESTS,
+    ),
+    Mutant(
+        "bots-shown-disconnected",
+        "server/presenter.py",
+        'connected=s.kind == "bot" or table.connected[s.seat],',
+        "connected=table.connected[s.seat],",
+        WIRE_TESTS,
+    ),
+    Mutant(
+        "error-frame-without-version",
+        "server/presenter.py",
+        "message=error.message, version=version))",
+        "message=error.message, version=None))",
+        WIRE_TESTS,
+    ),
+    Mutant(
+        "second-join-goes-to-room",
+        "server/presenter.py",
+        "    if isinstance(message, JoinMsg):\n        refusal",
+        "    if isinstance(message, JoinMsg) and False:\n        refusal",
+        WIRE_TESTS,
+    ),
+    Mutant(
+        "unavailable-closes-as-going-away",
+        "server/presenter.py",
+        "Closing.TABLE_UNAVAILABLE: (CloseCode.TABLE_UNAVAILABLE,",
+        "Closing.TABLE_UNAVAILABLE: (1001,",
+        WIRE_TESTS,
+    ),
+    Mutant(
+        "frame-cap-off-by-one",
+        "server/protocol.py",
+        "    if size > max_bytes:",
+        "    if size > max_bytes + 1:",
+        WIRE_TESTS,
+    ),
+    Mutant(
+        "utf8-shortcut-assumes-three-bytes",
+        "server/protocol.py",
+        "len(text) * 4 <= max_bytes",
+        "len(text) * 3 <= max_bytes",
+        WIRE_TESTS,
+    ),
+    Mutant(
+        "unknown-type-called-invalid",
+        "server/protocol.py",
+        "    if envelope.type not in _CLIENT_TYPES:",
+        "    if False:",
+        WIRE_TESTS,
+    ),
+    Mutant(
+        "slow-client-kept",
+        "server/connection.py",
+        "        except asyncio.QueueFull:\n            self.shut(",
+        "        except asyncio.QueueFull:\n            return False\n            self.shut(",
+        WIRE_TESTS,
+    ),
+    Mutant(
+        "shut-overwrites-reason",
+        "server/connection.py",
+        "        if self.close_code is not None:\n            return\n        self.close_code",
+        "        self.close_code",
+        WIRE_TESTS,
+    ),
+    Mutant(
+        "push-after-shut",
+        "server/connection.py",
+        "        if not self.open:\n            return False\n        try:",
+        "        try:",
+        WIRE_TESTS,
+    ),
+    # -- rooms group: app --
+    Mutant(
+        "app-skips-table-id-check",
+        "server/app.py",
+        "if valid_table_id(join.table) else None",
+        "if True else None",
+        APP_TESTS,
+    ),
+    Mutant(
+        "app-no-join-timeout-refusal",
+        "server/app.py",
+        "        await _refuse(websocket, late)\n        return None",
+        "        return None",
+        APP_TESTS,
+    ),
 ]
 
 
@@ -418,19 +791,25 @@ def run(mutant: Mutant, work: Path, timeout: float) -> tuple[str, float]:
     return verdict, time.monotonic() - start
 
 
+def group(mutant: Mutant) -> str:
+    """``engine`` or ``bots`` by package; everything else is the ``rooms`` group."""
+    for name in ("engine", "bots"):
+        if mutant.path.startswith(f"server/{name}/"):
+            return name
+    return "rooms"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", choices=["engine", "bots"])
+    ap.add_argument("--only", choices=["engine", "bots", "rooms"])
     ap.add_argument("--name", default="", help="run the mutants whose name contains this")
     ap.add_argument("--start", type=int, default=0, help="skip the first N chosen mutants")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--workdir", help="where to copy the tree (default: a temporary directory)")
     args = ap.parse_args()
-    chosen = [
-        m
-        for m in MUTANTS
-        if (args.only is None or m.path.startswith(f"server/{args.only}/")) and args.name in m.name
-    ][args.start :]
+    chosen = [m for m in MUTANTS if args.only in (None, group(m)) and args.name in m.name][
+        args.start :
+    ]
     survived = 0
     if args.workdir:
         Path(args.workdir).mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@ PACKAGES = [
     "server/engine",
     "server/bots",
     "server/rooms",
+    "server/cluster",
     "server/protocol.py",
     "server/presenter.py",
     "server/connection.py",

@@ -229,6 +229,7 @@ function onMessage(msg) {
 // ---------------------------------------------------------------- state
 
 function onState(msg) {
+  seatActionDone(msg.table);
   const prev = app.view;
   const view = msg.view;
   app.version = msg.version;
@@ -304,13 +305,14 @@ function render(fresh = new Set()) {
   renderCounter(els.counter, view, app.settings.counter && !view.watching);
   renderMe(els.meInfo, { view, table });
   decorateMe(els.meInfo, { table, view });
-  renderAutoBanner(els.autoBanner, { table, view, onBack: () => send({ type: "back", version: app.version }) });
+  renderAutoBanner(els.autoBanner, { table, view, onBack: () => sendSeatAction({ type: "back" }) });
   renderWatchers(els.watchers, table);
   const rules = t(`preset.${view.rules.preset}.name`);
   els.dealInfo.textContent = view.deals > 1 ? `${t("deal.of", { n: view.deal_no, of: view.deals })} · ${rules}` : rules;
   els.dealInfo.title = t(`preset.${view.rules.preset}.summary`);
   $("#btn-invite").hidden = !isHost(view);
-  els.emoteButton.hidden = Boolean(view.watching);
+  // Reactions are for company: other people at the table, or someone watching.
+  els.emoteButton.hidden = Boolean(view.watching) || (table.humans < 2 && !table.spectators);
   if (els.inviteSheet.open) drawHostPanel();
   updateControls();
 }
@@ -421,7 +423,39 @@ function onHint(msg) {
   hand.select(msg.cards);
 }
 
+// Seat actions ("I'm back", the host's) are not moves: one made just as the table moved on
+// (a bot played) is made again against the newer version (up to twice) rather than refused.
+// Frames arrive in order, so by the time its `stale_version` comes, app.version is current.
+let seatAction = null;
+
+function sendSeatAction(msg) {
+  seatAction = { msg, tries: 0 };
+  send({ ...msg, version: app.version });
+}
+
+function retrySeatAction(msg) {
+  if (!seatAction) return false;
+  if (msg.code !== "stale_version" || seatAction.tries >= 2) {
+    seatAction = null;
+    return false;
+  }
+  seatAction.tries += 1;
+  send({ ...seatAction.msg, version: app.version });
+  return true;
+}
+
+/** The seat action took effect: later stale refusals are about something else. */
+function seatActionDone(table) {
+  const m = seatAction?.msg;
+  if (!m) return;
+  const seat = (n) => table.seats.find((s) => s.seat === n) || {};
+  if ((m.type === "back" && !seat(app.view?.seat).auto) || (m.type === "make_bot" && seat(m.seat).kind === "bot")) {
+    seatAction = null;
+  }
+}
+
 function onError(msg) {
+  if (retrySeatAction(msg)) return;
   // msg.version is deliberately not adopted: the next `state` brings it with the view it
   // belongs to, and acting on a newer version with an older view could misplay.
   cue("error");
@@ -549,6 +583,7 @@ function linksFrom(session) {
 }
 
 function onInvite(msg) {
+  seatAction = null;
   // A new link from a host action: the old one stopped working at once.
   if (!app.session || app.session.watch) return;
   if (msg.kind === "watch") app.session.watch_link = msg.invite;
@@ -575,7 +610,7 @@ function drawHostPanel() {
     table: app.table,
     view: app.view,
     links: app.links || linksFrom(app.session),
-    send: (msg) => send({ ...msg, version: app.version }),
+    send: sendSeatAction,
     confirm: confirmDialog,
     copy: copyLink,
   });

@@ -98,7 +98,8 @@ export class Connection {
       } catch {
         return;
       }
-      if (msg.type === "state" && !this.joined) {
+      // A seat's first `state` (or a spectator's first `watch`) means the join worked.
+      if ((msg.type === "state" || msg.type === "watch") && !this.joined) {
         this.joined = true;
         this.attempt = 0;
         clearTimeout(this.joinTimer);

@@ -75,7 +75,8 @@ function avatar(name, seat, kind) {
 function badges(view, seat) {
   const out = [];
   if (view.last_card?.[seat]) out.push(h("span", { class: "badge alarm", text: t("badge.lastCard") }));
-  if (view.turn === seat) out.push(h("span", { class: "badge turn", text: t(seat === view.seat ? "badge.yourTurn" : "badge.turn") }));
+  const mine = seat === view.seat && !view.watching;
+  if (view.turn === seat) out.push(h("span", { class: "badge turn", text: t(mine ? "badge.yourTurn" : "badge.turn") }));
   else if (view.turn !== null && view.leader === seat && view.table) {
     out.push(h("span", { class: "badge lead", text: t("badge.onTop") }));
   }

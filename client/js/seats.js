@@ -86,6 +86,7 @@ export function decorateSeat(el, { table, seat }) {
 /** The same for the player's own strip (or the watched seat 0 of a spectator). */
 export function decorateMe(el, { table, view }) {
   el.dataset.seat = String(view.seat);
+  if (view.watching) el.prepend(h("span", { class: "badge watching", text: t("watch.label") }));
   if (isAuto(table, view.seat)) el.append(autoBadge());
   el.append(clockElement(view.seat));
   drawClocks();
@@ -188,7 +189,11 @@ export function watchedView(view) {
 export function renderWatchers(el, table) {
   const n = table?.spectators || 0;
   el.hidden = n === 0;
-  el.textContent = `👁 ${n}`;
+  const eye = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  eye.setAttribute("viewBox", "0 0 24 24");
+  eye.setAttribute("aria-hidden", "true");
+  eye.innerHTML = '<path d="M12 5C6.5 5 2.7 9.4 1.5 12c1.2 2.6 5 7 10.5 7s9.3-4.4 10.5-7C21.3 9.4 17.5 5 12 5zm0 11.5a4.5 4.5 0 1 1 0-9 4.5 4.5 0 0 1 0 9zm0-2.5a2 2 0 1 0 0-4 2 2 0 0 0 0 4z"/>';
+  el.replaceChildren(eye, h("span", { text: String(n) }));
   el.title = t("watch.count", { n });
   el.setAttribute("aria-label", t("watch.count", { n }));
 }

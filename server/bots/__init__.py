@@ -26,10 +26,12 @@ from .strong import DEFAULT_BUDGET, StrongBot
 __all__ = [
     "DEFAULT_BUDGET",
     "GRACE_SECONDS",
+    "INLINE_LEVELS",
     "LEVELS",
     "Bot",
     "BotAction",
     "decide",
+    "decide_now",
     "fallback_action",
     "is_legal",
     "make_bot",
@@ -68,38 +70,58 @@ def is_legal(view: SeatView, action: BotAction) -> bool:
     return ranks in view.legal
 
 
+# Levels that decide in well under a millisecond, on the event loop.
+INLINE_LEVELS = frozenset({"easy", "normal"})
+
+
 async def decide(level: str, seed: int, view: SeatView, budget: float) -> BotAction:
     """The bot's action for ``view``; never raises and never blocks the loop for long.
 
-    Easy and normal bots answer in well under a millisecond, so they run inline.
-    A strong bot thinks in a worker process for at most ``DEFAULT_BUDGET`` seconds
-    (less when ``budget`` is shorter).  A bot that fails, overruns ``budget`` plus
-    ``GRACE_SECONDS``, or answers with an illegal action is replaced by a legal
-    fallback.
+    Easy and normal bots answer in well under a millisecond, so they run inline
+    (``decide_now``).  A strong bot thinks in a worker process for at most
+    ``DEFAULT_BUDGET`` seconds (less when ``budget`` is shorter).  A bot that
+    fails, overruns ``budget`` plus ``GRACE_SECONDS``, or answers with an
+    illegal action is replaced by a legal fallback.
     """
+    if level != "strong":
+        return decide_now(level, seed, view)
     started = time.perf_counter()
     asked_at = time.monotonic()
     try:
-        if level == "strong":
-            think_for = min(DEFAULT_BUDGET, max(0.01, 0.8 * budget))
-            loop = asyncio.get_running_loop()
-            view_bytes = msgspec.msgpack.encode(view)
-            data = await asyncio.wait_for(
-                loop.run_in_executor(
-                    get_pool(), think, level, seed, view_bytes, think_for, asked_at
-                ),
-                timeout=budget + GRACE_SECONDS,
-            )
-            action: Play | Pass = decode_action(data)
-        else:
-            with USAGE.bot_thinking():
-                action = make_bot(level, seed).choose(view)
+        think_for = min(DEFAULT_BUDGET, max(0.01, 0.8 * budget))
+        loop = asyncio.get_running_loop()
+        view_bytes = msgspec.msgpack.encode(view)
+        data = await asyncio.wait_for(
+            loop.run_in_executor(get_pool(), think, level, seed, view_bytes, think_for, asked_at),
+            timeout=budget + GRACE_SECONDS,
+        )
+        action: Play | Pass = decode_action(data)
         if is_legal(view, action):
             metrics.bot_decided(level, time.perf_counter() - started)
             return action
         log.error("bot %s answered %r, which is illegal; playing a fallback", level, action)
     except Exception:
         log.exception("bot %s failed on seat %d; playing a fallback", level, view.seat)
+    return _fallen_back(level, seed, view, started)
+
+
+def decide_now(level: str, seed: int, view: SeatView) -> BotAction:
+    """An easy or normal bot's action for ``view``, computed at once; never raises (a
+    failing or illegal answer is replaced by a legal fallback)."""
+    started = time.perf_counter()
+    try:
+        with USAGE.bot_thinking():
+            action = make_bot(level, seed).choose(view)
+        if is_legal(view, action):
+            metrics.bot_decided(level, time.perf_counter() - started)
+            return action
+        log.error("bot %s answered %r, which is illegal; playing a fallback", level, action)
+    except Exception:
+        log.exception("bot %s failed on seat %d; playing a fallback", level, view.seat)
+    return _fallen_back(level, seed, view, started)
+
+
+def _fallen_back(level: str, seed: int, view: SeatView, started: float) -> BotAction:
     with USAGE.bot_thinking():
         action = _fallback(level, seed, view)
     metrics.bot_decided(level, time.perf_counter() - started)

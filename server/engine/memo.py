@@ -19,7 +19,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar, cast
 
-__all__ = ["Memoised", "memo", "memo_sizes"]
+__all__ = ["Memoised", "memo", "memo_name", "memo_sizes", "memos"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -91,6 +91,16 @@ def memo(maxsize: int) -> Callable[[Callable[P, R]], Memoised[P, R]]:
 _MEMOS: list[Memoised[..., Any]] = []
 
 
+def memos() -> tuple[Memoised[..., Any], ...]:
+    """Every memo of the process (for diagnostics: ``bench/server.py`` sizes them)."""
+    return tuple(_MEMOS)
+
+
+def memo_name(m: Memoised[..., Any]) -> str:
+    """``module.function`` of a memo, as ``memo_sizes`` names it."""
+    return f"{m.__wrapped__.__module__}.{m.__wrapped__.__name__}"
+
+
 def memo_sizes() -> dict[str, int]:
     """Entries held by each memo of the process (caches shared by every table)."""
-    return {f"{m.__wrapped__.__module__}.{m.__wrapped__.__name__}": m.cache_len() for m in _MEMOS}
+    return {memo_name(m): m.cache_len() for m in _MEMOS}

@@ -668,6 +668,13 @@ class Room:
         bot = self._bots.get(deal.turn)
         if deal.result is not None or bot is None:
             return
+        if self._bot_speed_ms == 0 and bot.level in bots.INLINE_LEVELS:
+            # No pause to wait and under a millisecond of thinking: decide now and queue
+            # the move behind whatever the inbox already holds, without a task per turn.
+            seed = bot_seed(self.meta.seed, bot.seat, self._version, self.meta.secret)
+            action = bots.decide_now(bot.level, seed, self._view(bot.seat))
+            self._inbox.put_nowait(BotMove(bot.seat, self._version, action))
+            return
         self._bot_task = asyncio.create_task(
             self._bot_turn(bot, self._view(bot.seat), self._version),
             name=f"bot-{self.id}-{bot.seat}",

@@ -7,9 +7,6 @@ from pathlib import Path
 
 ROOMS = Path(__file__).resolve().parents[2] / "server" / "rooms"
 WIRE = ("server.protocol", "server.presenter", "server.connection")
-# The cross-process socket forwarding passes raw client frames between processes;
-# it is socket-side work that still lives here (to move beside server/connection.py).
-FORWARDING = {"forward.py", "registry.py"}
 
 
 def wire_imports(path: Path) -> list[str]:
@@ -28,9 +25,7 @@ def wire_imports(path: Path) -> list[str]:
 
 def test_no_room_module_imports_the_protocol_the_presenter_or_the_sockets() -> None:
     offenders = {
-        path.name: wire_imports(path)
-        for path in sorted(ROOMS.glob("*.py"))
-        if path.name not in FORWARDING and wire_imports(path)
+        path.name: wire_imports(path) for path in sorted(ROOMS.glob("*.py")) if wire_imports(path)
     }
     assert offenders == {}
 

@@ -411,6 +411,10 @@ async def test_a_seat_whose_last_socket_leaves_is_shown_disconnected_to_the_othe
     frame = await staying.next("state")
     assert [s["connected"] for s in frame["table"]["seats"]] == [True, False, False]
     assert (frame["version"], frame["events"]) == (0, [])
+    # Coming back (the seat has joined before, so nothing else changes) is announced too.
+    await seated(room, 1)
+    frame = await staying.next("state")
+    assert [s["connected"] for s in frame["table"]["seats"]] == [True, True, False]
 
 
 def inject(room: Room, command: Command) -> None:
@@ -457,3 +461,28 @@ async def test_a_refused_bot_move_is_replaced_by_a_legal_one_so_the_table_goes_o
     assert (await sock.next())["code"] == "stale_version"
     assert view(frame)["moves"][0]["seat"] == 1
     assert (await log_of(store, meta.id))[0].seat == 1  # type: ignore[union-attr]
+
+
+async def test_a_seats_hint_cycle_starts_over_when_its_turn_comes_round_again(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, _ = await new_table(store, seed=seed_where_leader_is(0), humans=3, bots=[])
+    room = await open_room(registry, meta.id)
+    seated_all = await seat_all(room, [0, 1, 2])
+    socks = [sock for sock, _ in seated_all]
+    states = [state for _, state in seated_all]
+    for expected in (0, 1):
+        room.submit(socks[0].conn, 0, AskHint())
+        assert (await socks[0].next("hint"))["index"] == expected
+    version = 0
+    while version == 0 or view(states[0])["turn"] != 0:
+        turn = view(states[0])["turn"]
+        mine = view(states[turn])
+        request = Play(seat=turn, cards=mine["hints"][0]) if mine["hints"] else Pass(seat=turn)
+        room.submit(socks[turn].conn, version, request)
+        version += 1
+        states = [await s.state_where(lambda f, v=version: f["version"] == v) for s in socks]
+        assert version < 10
+    assert len(view(states[0])["hints"]) > 2
+    room.submit(socks[0].conn, version, AskHint())
+    assert (await socks[0].next("hint"))["index"] == 0

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 
-from .store import Redis
+from server.rooms.store import Redis
 
 __all__ = ["POOL_SIZE", "POOL_TIMEOUT_SECONDS", "RedisClients", "connect"]
 

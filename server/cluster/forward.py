@@ -29,34 +29,21 @@ from server import presenter
 from server.connection import Connection
 from server.engine import EngineError
 from server.protocol import CloseCode
+from server.rooms.room import Room, RoomClosed
+from server.rooms.seating import SeatError
+from server.rooms.seats import SPECTATOR
+from server.rooms.store import Holder, StoreError, TableStore
+from server.rooms.tasks import background
+from server.rooms.updates import Closing
 
 from .bus import Bus, ToOwner, ToProcess
-from .room import Room, RoomClosed
-from .seating import SeatError
-from .seats import SPECTATOR
-from .store import Holder, StoreError, TableStore
-from .updates import Closing
 
-__all__ = ["Forwarder", "RemoteConnection", "background"]
+__all__ = ["Forwarder", "RemoteConnection"]
 
 log = logging.getLogger(__name__)
 
 # Messages a forwarder queues for the owner before it refuses more (per table).
 OUTBOX_SIZE = 256
-
-_tasks: set[asyncio.Task[None]] = set()
-
-
-def background(coro: Awaitable[None], name: str) -> None:
-    """Run ``coro`` without awaiting it, keeping a reference until it ends."""
-
-    async def run() -> None:
-        with contextlib.suppress(RedisError, OSError):
-            await coro
-
-    task = asyncio.create_task(run(), name=name)
-    _tasks.add(task)
-    task.add_done_callback(_tasks.discard)
 
 
 class RemoteConnection(Connection):

@@ -1,0 +1,433 @@
+"""An honest table's latency while each attack of issue 9 runs, plus a socket fuzz.
+
+    python -m bench.attacks --seconds 20
+    python -m bench.attacks --only fuzz --seconds 60
+
+One ``paodekuai serve`` child (embedded Redis, default limits).  An honest
+player (127.0.0.1; one human and two bots at speed 0) acts about three times a
+second and measures, per action, the time from sending it to receiving the
+state that shows it.  Each attack runs from other loopback addresses
+(127.0.0.2 and up) for ``--seconds``, one after the other, and the honest
+table's p50/p99 is printed for each window, with the machine's load:
+
+- ``baseline``: no attack;
+- ``compressed``: 1 MB frames of one repeated byte, offering permessage-deflate;
+- ``non_readers``: 40 seated sockets that ask for hints and never read;
+- ``silent``: 1,500 TCP connections that send nothing, reopened when closed;
+- ``slowloris``: 300 connections trickling a header byte a second;
+- ``bot_speed``: one seat sending ``bot_speed`` frames as fast as it can;
+- ``tables``: one address creating tables as fast as it can;
+- ``fuzz``: four sockets sending hostile frames (bench/fuzz_frames.py) as fast
+  as they can; every reply is checked for cards the seat does not hold.
+
+Bounded by ``--seconds`` per attack; every thread and socket stops, and the
+server is killed on exit.  It prints figures; it asserts nothing about speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import shutil
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import websockets
+
+from bench.chaos import Server, next_move
+from bench.fuzz_frames import frames, leaked_cards
+
+__all__ = ["main"]
+
+Attack = Callable[["Target", threading.Event, dict[str, int]], None]
+
+
+class Target:
+    def __init__(self, server: Server) -> None:
+        self.port = server.port
+        self.url = server.url
+
+    def connect(self, source: str, *, rcvbuf: int | None = None) -> socket.socket:
+        sock = socket.socket()
+        if rcvbuf is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        sock.settimeout(5)
+        sock.bind((source, 0))
+        sock.connect(("127.0.0.1", self.port))
+        return sock
+
+    def create_table(self, source: str = "127.0.0.1", **body: Any) -> dict[str, Any] | None:
+        data = json.dumps({"bot_speed_ms": 0, **body}).encode()
+        sock = self.connect(source)
+        try:
+            head = (
+                f"POST /api/tables HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+                "Connection: close\r\n\r\n"
+            )
+            sock.sendall(head.encode() + data)
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except OSError:
+            return None
+        finally:
+            sock.close()
+        status = answer.split(b" ", 2)[1] if answer else b""
+        if status != b"201":
+            return None
+        table: dict[str, Any] = json.loads(answer.split(b"\r\n\r\n", 1)[1])
+        return table
+
+
+def ws_open(target: Target, source: str, table: dict[str, Any], **kw: Any) -> socket.socket:
+    """A joined game socket spoken by hand (so it can misbehave)."""
+    sock = target.connect(source, **kw)
+    sock.sendall(
+        (
+            f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{target.port}\r\nUpgrade: websocket\r\n"
+            "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Extensions: permessage-deflate\r\n\r\n"
+        ).encode()
+    )
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = sock.recv(1)
+        if not chunk:
+            raise ConnectionError("closed during the handshake")
+        head += chunk
+    join = {"type": "join", "table": table["table"], "token": table["seats"][0]["token"]}
+    send_frame(sock, json.dumps(join).encode())
+    return sock
+
+
+def send_frame(sock: socket.socket, payload: bytes, opcode: int = 1) -> None:
+    mask = os.urandom(4)
+    n = len(payload)
+    if n < 126:
+        header = bytes([0x80 | opcode, 0x80 | n])
+    elif n < 1 << 16:
+        header = bytes([0x80 | opcode, 0xFE]) + n.to_bytes(2, "big")
+    else:
+        header = bytes([0x80 | opcode, 0xFF]) + n.to_bytes(8, "big")
+    body = (
+        bytes(b ^ mask[i % 4] for i, b in enumerate(payload)) if n < 4096 else _mask(payload, mask)
+    )
+    sock.sendall(header + mask + body)
+
+
+def _mask(payload: bytes, mask: bytes) -> bytes:
+    key = int.from_bytes((mask * (len(payload) // 4 + 1))[: len(payload)], "big")
+    return (int.from_bytes(payload, "big") ^ key).to_bytes(len(payload), "big")
+
+
+def loop_until(stop: threading.Event, body: Callable[[], None]) -> None:
+    while not stop.is_set():
+        try:
+            body()
+        except OSError:
+            time.sleep(0.05)
+
+
+# --- the attacks -----------------------------------------------------------------
+
+
+def compressed(target: Target, stop: threading.Event, counts: dict[str, int]) -> None:
+    table = target.create_table("127.0.0.2")
+    big = json.dumps({"type": "ping", "pad": "a" * 1_000_000}).encode()
+
+    def once() -> None:
+        assert table is not None
+        sock = ws_open(target, "127.0.0.2", table)
+        try:
+            send_frame(sock, big)
+            counts["frames"] = counts.get("frames", 0) + 1
+            sock.recv(65536)
+        finally:
+            sock.close()
+
+    loop_until(stop, once)
+
+
+def non_readers(target: Target, stop: threading.Event, counts: dict[str, int]) -> None:
+    socks: list[socket.socket] = []
+    while not stop.is_set() and len(socks) < 40:
+        table = target.create_table(f"127.0.1.{len(socks) + 1}")
+        if table is None:
+            break
+        try:
+            socks.append(ws_open(target, f"127.0.1.{len(socks) + 1}", table, rcvbuf=4096))
+        except OSError:
+            break
+    hint = json.dumps({"type": "ping"}).encode()
+    while not stop.is_set():
+        for sock in socks:
+            try:
+                send_frame(sock, hint)
+                counts["frames"] = counts.get("frames", 0) + 1
+            except OSError:
+                counts["dropped"] = counts.get("dropped", 0) + 1
+        time.sleep(0.1)
+    for sock in socks:
+        sock.close()
+
+
+def _holders(count: int, first_octet: int, payload: bytes | None) -> Attack:
+    def attack(target: Target, stop: threading.Event, counts: dict[str, int]) -> None:
+        socks: dict[int, socket.socket] = {}
+        while not stop.is_set():
+            for i in range(count):
+                if stop.is_set():
+                    break
+                sock = socks.get(i)
+                try:
+                    if sock is None:
+                        sock = socks[i] = target.connect(f"127.0.{first_octet}.{2 + i % 200}")
+                        counts["opened"] = counts.get("opened", 0) + 1
+                        if payload is not None:
+                            sock.sendall(b"GET /healthz HTTP/1.1\r\n")
+                    elif payload is not None:
+                        sock.sendall(payload)
+                except OSError:
+                    counts["closed_by_server"] = counts.get("closed_by_server", 0) + 1
+                    if sock is not None:
+                        sock.close()
+                    socks.pop(i, None)
+            time.sleep(1.0)
+        for sock in socks.values():
+            sock.close()
+
+    return attack
+
+
+def bot_speed(target: Target, stop: threading.Event, counts: dict[str, int]) -> None:
+    table = target.create_table("127.0.3.1", humans=2, bots=["normal"])
+    assert table is not None
+    sock = ws_open(target, "127.0.3.1", table)
+    sock.setblocking(False)
+    i = 0
+    while not stop.is_set():
+        i += 1
+        frame = json.dumps({"type": "bot_speed", "version": 0, "ms": i % 2}).encode()
+        try:
+            sock.setblocking(True)
+            send_frame(sock, frame)
+            sock.setblocking(False)
+            counts["frames"] = counts.get("frames", 0) + 1
+            while sock.recv(65536):
+                pass
+        except BlockingIOError:
+            pass
+        except OSError:
+            break
+    sock.close()
+
+
+def tables(target: Target, stop: threading.Event, counts: dict[str, int]) -> None:
+    def once() -> None:
+        made = target.create_table("127.0.4.1")
+        key = "created" if made is not None else "refused"
+        counts[key] = counts.get(key, 0) + 1
+
+    loop_until(stop, once)
+
+
+def fuzz(target: Target, stop: threading.Event, counts: dict[str, int]) -> None:
+    def one(n: int) -> None:
+        table = target.create_table(f"127.0.5.{n}", deals=10)
+        assert table is not None
+        sock = ws_open(target, f"127.0.5.{n}", table)
+        reader = _Reader(sock, counts)
+        reader.start()
+        stream = frames(random.Random(n))
+        try:
+            while not stop.is_set():
+                frame = next(stream)
+                send_frame(sock, frame.encode() if isinstance(frame, str) else frame)
+                counts["frames"] = counts.get("frames", 0) + 1
+        except OSError:
+            counts["socket_lost"] = counts.get("socket_lost", 0) + 1
+        finally:
+            sock.close()
+            reader.join(5)
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(1, 5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+class _Reader(threading.Thread):
+    """Reads a fuzzed socket's replies and counts the cards it should not have seen."""
+
+    def __init__(self, sock: socket.socket, counts: dict[str, int]) -> None:
+        super().__init__(daemon=True)
+        self.sock = sock
+        self.counts = counts
+        self.buffer = b""
+
+    def _read(self, n: int) -> bytes:
+        while len(self.buffer) < n:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError
+            self.buffer += chunk
+        data, self.buffer = self.buffer[:n], self.buffer[n:]
+        return data
+
+    def run(self) -> None:
+        try:
+            while True:
+                first, second = self._read(2)
+                size = second & 0x7F
+                if size == 126:
+                    size = int.from_bytes(self._read(2), "big")
+                elif size == 127:
+                    size = int.from_bytes(self._read(8), "big")
+                payload = self._read(size)
+                if first & 0x0F != 1:
+                    continue
+                reply = json.loads(payload)
+                self.counts["replies"] = self.counts.get("replies", 0) + 1
+                self.counts["leaks"] = self.counts.get("leaks", 0) + len(leaked_cards(reply))
+        except (OSError, ConnectionError, ValueError):
+            self.counts["closed_by_server"] = self.counts.get("closed_by_server", 0) + 1
+
+
+ATTACKS: dict[str, Attack | None] = {
+    "baseline": None,
+    "compressed": compressed,
+    "non_readers": non_readers,
+    "silent": _holders(1500, 6, None),
+    "slowloris": _holders(300, 7, b"X"),
+    "bot_speed": bot_speed,
+    "tables": tables,
+    "fuzz": fuzz,
+}
+
+
+# --- the honest table --------------------------------------------------------------
+
+
+async def honest(url: str, table: dict[str, Any], seconds: float) -> list[float]:
+    latencies: list[float] = []
+    ws_url = url.replace("http://", "ws://") + "/ws"
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            async with websockets.connect(ws_url, open_timeout=10) as ws:
+                join = {
+                    "type": "join",
+                    "table": table["table"],
+                    "token": table["seats"][0]["token"],
+                }
+                await ws.send(json.dumps(join))
+                sent_at: dict[int, float] = {}
+                while time.monotonic() < deadline:
+                    frame = json.loads(await asyncio.wait_for(ws.recv(), 15))
+                    if frame["type"] != "state":
+                        continue
+                    version = frame["version"]
+                    started = sent_at.pop(version - 1, None)
+                    if started is not None:
+                        latencies.append(time.monotonic() - started)
+                    move = next_move(frame)
+                    if move is not None and version not in sent_at:
+                        await asyncio.sleep(0.3)  # a person's pace, under the action limit
+                        sent_at[version] = time.monotonic()
+                        await ws.send(json.dumps(move))
+        except (OSError, TimeoutError, websockets.exceptions.WebSocketException):
+            await asyncio.sleep(0.2)
+    return latencies
+
+
+def run(args: argparse.Namespace) -> list[dict[str, Any]]:
+    workdir = Path(tempfile.mkdtemp(prefix="pdk-attacks-"))
+    server = Server(workdir / "data", workdir / "server.log", defaults=True, extra=args.server_arg)
+    server.start()
+    target = Target(server)
+    table = target.create_table(deals=10)
+    assert table is not None
+    rows: list[dict[str, Any]] = []
+    try:
+        for name, attack in ATTACKS.items():
+            if args.only and name not in args.only:
+                continue
+            stop = threading.Event()
+            counts: dict[str, int] = {}
+            thread = None
+            if attack is not None:
+                thread = threading.Thread(target=attack, args=(target, stop, counts), daemon=True)
+                thread.start()
+                time.sleep(1.0)  # let the attack build up
+            latencies = asyncio.run(honest(server.url, table, args.seconds))
+            stop.set()
+            if thread is not None:
+                thread.join(30)
+            latencies.sort()
+            rows.append(
+                {
+                    "attack": name,
+                    "honest_actions": len(latencies),
+                    "p50_ms": round(1000 * statistics.median(latencies), 1) if latencies else None,
+                    "p99_ms": round(1000 * latencies[int(0.99 * (len(latencies) - 1))], 1)
+                    if latencies
+                    else None,
+                    "max_ms": round(1000 * latencies[-1], 1) if latencies else None,
+                    "healthz": _healthz(server.url),
+                    "load_1m": round(os.getloadavg()[0], 2),
+                    **counts,
+                }
+            )
+            print(json.dumps(rows[-1]), flush=True)
+    finally:
+        server.kill()
+        if server.proc is not None and server.proc.poll() is None:
+            server.proc.wait()
+        log = (workdir / "server.log").read_text(errors="replace")
+        rows.append({"server_log_tracebacks": log.count("Traceback"), "log_bytes": len(log)})
+        print(json.dumps(rows[-1]), flush=True)
+        shutil.rmtree(workdir, ignore_errors=True)
+    return rows
+
+
+def _healthz(url: str) -> int:
+    try:
+        with urllib.request.urlopen(f"{url}/healthz", timeout=5) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+    except OSError:
+        return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=20.0, help="length of each attack")
+    parser.add_argument("--only", nargs="*", choices=list(ATTACKS), help="run only these")
+    parser.add_argument(
+        "--server-arg",
+        action="append",
+        default=[],
+        help="extra flag for the server (repeat), e.g. --server-arg=--actions-per-second=10000",
+    )
+    args = parser.parse_args(argv)
+    run(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

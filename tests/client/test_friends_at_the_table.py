@@ -1,0 +1,132 @@
+"""Two people and a bot in Chromium: one closes the tab, the table keeps moving with a
+stand-in, and the person comes back to play their own turns again; the host's seat
+panel and a spectator's view."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from client_helpers import WAIT_MS, Live, state, strings, take_turn_with_hint_or_pass, wait_joined
+
+EN = strings("en")
+
+
+def keep_playing(page: Any, until: str, *, deadline_ms: int = 4 * WAIT_MS) -> dict[str, Any]:
+    """Play ``page``'s turns (and deal on) until the JS expression ``until`` holds."""
+    waited = 0
+    while not page.evaluate(until):
+        current = state(page)
+        view = current["view"]
+        if view and view["result"] is not None and not view["match_over"]:
+            page.click("#btn-continue")
+            page.wait_for_function(f"() => pdk.state().version > {current['version']}")
+        elif view and view["result"] is None and view["turn"] == view["seat"]:
+            take_turn_with_hint_or_pass(page)
+        else:
+            page.wait_for_timeout(100)
+            waited += 100
+            assert waited < deadline_ms, f"still waiting for {until}"
+    return state(page)
+
+
+def test_one_friend_closes_the_tab_the_other_plays_on_and_the_first_comes_back(
+    live: Live, browser: Any, new_page: Callable[..., Any]
+) -> None:
+    host_seat, friend_seat = live.create_table(
+        humans=2, bots=["easy"], deals=5, bot_speed_ms=100, turn_seconds=0, grace_seconds=5
+    )
+    host = new_page()
+    host.goto(live.seat_url(host_seat))
+    wait_joined(host)
+    friend_context = browser.new_context(
+        viewport={"width": 390, "height": 844}, reduced_motion="reduce"
+    )
+    try:
+        friend = friend_context.new_page()
+        friend.set_default_timeout(WAIT_MS)
+        friend.goto(live.seat_url(friend_seat))
+        wait_joined(friend)
+        host.wait_for_function("() => pdk.state().table.seats[1].connected")
+
+        friend.close()
+        host.wait_for_function("() => !pdk.state().table.seats[1].connected")
+        # The host plays on; once seat 1's turn has waited the grace time, a stand-in
+        # plays it and seat 1 is marked auto on the host's screen.
+        keep_playing(host, "pdk.state().table.seats[1].auto")
+        assert (
+            host.locator('.seat-card[data-seat="1"] .badge.auto').inner_text() == EN["badge.auto"]
+        )
+
+        # The friend comes back (the seat is remembered in this browser): reconnecting
+        # hands the seat back, and their next turn is theirs to play.
+        friend = friend_context.new_page()
+        friend.set_default_timeout(WAIT_MS)
+        friend.goto(live.url + "/")
+        back = wait_joined(friend)
+        assert back["view"]["seat"] == 1
+        friend.wait_for_function("() => !pdk.state().table.seats[1].auto")
+        assert friend.locator("#auto-banner").is_hidden()
+        while True:
+            keep_playing(
+                host,
+                "(() => { const v = pdk.state().view;"
+                " return v.result === null && v.turn === 1; })()",
+            )
+            if state(friend)["view"]["turn"] == 1:
+                break
+        before = state(friend)
+        take_turn_with_hint_or_pass(friend)
+        after = state(friend)
+        assert after["version"] > before["version"]
+        own = [m for m in after["view"]["moves"] if m["seat"] == 1]
+        assert own, "the friend's own move is on the table"
+        assert not after["table"]["seats"][1]["auto"]
+    finally:
+        friend_context.close()
+
+
+def test_the_host_panel_reissues_an_invite_and_hands_out_a_watch_link(
+    live: Live, browser: Any, new_page: Callable[..., Any]
+) -> None:
+    host_seat, friend_seat = live.create_table(humans=2, bots=["easy"], bot_speed_ms=0)
+    host = new_page()
+    host.goto(live.seat_url(host_seat))
+    wait_joined(host)
+    host.click("#btn-invite")
+    # This browser joined through its invite, so it knows no other link yet: ask for one.
+    host.click('.host-seat[data-seat="1"] [data-action="invite"]')
+    old = host.input_value('.host-seat[data-seat="1"] input')
+    assert old != live.seat_url(friend_seat)
+    host.click('.host-seat[data-seat="1"] [data-action="invite"]')
+    host.wait_for_function(
+        f"() => document.querySelector('.host-seat[data-seat=\"1\"] input').value !== '{old}'"
+    )
+    fresh = host.input_value('.host-seat[data-seat="1"] input')
+    assert "&token=" in fresh
+
+    host.click('[data-action="watch_link"]')
+    host.wait_for_selector(".host-watch input")
+    watch_link = host.input_value(".host-watch input")
+    assert "&watch=" in watch_link
+    host.keyboard.press("Escape")
+
+    # Neither the first invite nor the one before it opens the seat; the new one does.
+    for dead in (live.seat_url(friend_seat), old):
+        stale = new_page()
+        stale.goto(dead)
+        # Refused (4401), the page opens a table of its own instead.
+        stale.wait_for_function(
+            f"() => pdk.state().table && pdk.state().table.id !== '{friend_seat.table}'"
+        )
+    guest = new_page()
+    guest.goto(fresh)
+    assert wait_joined(guest)["view"]["seat"] == 1
+
+    watcher = new_page()
+    watcher.goto(watch_link)
+    watcher.wait_for_function("() => pdk.state().view && pdk.state().view.watching")
+    assert watcher.locator("#hand").is_hidden()
+    assert watcher.locator("#controls").is_hidden()
+    host.wait_for_selector("#watchers:not([hidden])")
+    assert "1" in host.inner_text("#watchers")
