@@ -114,7 +114,7 @@ export class HistorySheet {
       h(
         "div",
         { class: `replay-seat${last?.seat === seat ? " just-moved" : ""}`, "data-seat": String(seat) },
-        h("div", { class: "replay-name", text: `${this.nameOf(seat)} · ${t("seat.cardsLeft", { n: hands[seat].length })}` }),
+        h("div", { class: "replay-name", text: `${this.nameOf(seat)} · ${t("history.held", { n: hands[seat].length })}` }),
         h("div", { class: "replay-hand" }, sortCodes(hands[seat]).map((c) => cardElement(c, { name: cardName(c), size: "mini" }))),
       ),
     );
@@ -151,10 +151,10 @@ export class HistorySheet {
       h(
         "div",
         { class: "replay-controls", role: "group" },
-        h("button", { type: "button", class: "btn", "aria-label": t("history.first"), onclick: go(0), text: "⏮" }),
-        h("button", { type: "button", class: "btn", id: "btn-replay-back", "aria-label": t("history.prev"), onclick: go(step - 1), text: "◀" }),
-        h("button", { type: "button", class: "btn", id: "btn-replay-next", "aria-label": t("history.next"), onclick: go(step + 1), text: "▶" }),
-        h("button", { type: "button", class: "btn", id: "btn-replay-end", "aria-label": t("history.last"), onclick: go(total), text: "⏭" }),
+        h("button", { type: "button", class: "btn", "aria-label": t("history.first"), onclick: go(0), text: "«" }),
+        h("button", { type: "button", class: "btn", id: "btn-replay-back", "aria-label": t("history.prev"), onclick: go(step - 1), text: "‹" }),
+        h("button", { type: "button", class: "btn", id: "btn-replay-next", "aria-label": t("history.next"), onclick: go(step + 1), text: "›" }),
+        h("button", { type: "button", class: "btn", id: "btn-replay-end", "aria-label": t("history.last"), onclick: go(total), text: "»" }),
       ),
       slider,
       h("div", { class: "sheet-actions" }, copy),
