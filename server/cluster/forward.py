@@ -46,6 +46,19 @@ log = logging.getLogger(__name__)
 OUTBOX_SIZE = 256
 
 
+async def attach_or_refuse(room: Room, conn: Connection, token_hash: str | None) -> None:
+    """Seat ``conn`` in ``room``; a closed room ends it, and a token the room refuses (a
+    revoked invite, a full gallery) gets its ``error`` frame and close code."""
+    try:
+        await room.attach(conn, token_hash)
+    except RoomClosed:
+        conn.end(Closing.TABLE_UNAVAILABLE)
+    except SeatError as exc:
+        frame, code, reason = presenter.seat_refusal(exc)
+        conn.push_frame(frame)
+        conn.shut(code, reason)
+
+
 class RemoteConnection(Connection):
     """A seat socket held by process ``proc``, as the owning room sees it."""
 
@@ -298,14 +311,7 @@ class Forwarder:
         conns = [(conn, self._tokens.get(cid) or None) for cid, conn in self._conns.items()]
         log.info("table %s: took over with %d forwarded socket(s)", self.id, len(conns))
         for conn, token in conns:
-            try:
-                await room.attach(conn, token)
-            except RoomClosed:
-                conn.end(Closing.TABLE_UNAVAILABLE)
-            except SeatError as exc:
-                frame, code, reason = presenter.seat_refusal(exc)
-                conn.push_frame(frame)
-                conn.shut(code, reason)
+            await attach_or_refuse(room, conn, token)
         self._conns.clear()
         self._ids.clear()
         self._release_held()

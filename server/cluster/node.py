@@ -14,15 +14,14 @@ import logging
 
 from server import presenter
 from server.rooms.registry import Registry, RoomSource
-from server.rooms.room import Room, RoomClosed
-from server.rooms.seating import SeatError
+from server.rooms.room import Room
 from server.rooms.seats import SPECTATOR
 from server.rooms.store import Holder, TableStore
 from server.rooms.tasks import background
 from server.rooms.updates import Closing
 
 from .bus import Bus, ToOwner, ToProcess
-from .forward import Forwarder, RemoteConnection
+from .forward import Forwarder, RemoteConnection, attach_or_refuse
 
 __all__ = ["Node"]
 
@@ -202,17 +201,7 @@ class Node:
         self._remote[(room.id, proc, conn_id)] = conn
         conn.start()
 
-        async def attach() -> None:
-            try:
-                await room.attach(conn, token)
-            except RoomClosed:
-                conn.end(Closing.TABLE_UNAVAILABLE)
-            except SeatError as exc:
-                frame, code, reason = presenter.seat_refusal(exc)
-                conn.push_frame(frame)
-                conn.shut(code, reason)
-
-        background(attach(), f"attach-{room.id}-{conn_id}")
+        background(attach_or_refuse(room, conn, token), f"attach-{room.id}-{conn_id}")
 
     def _submit_remote(self, room: Room, conn: RemoteConnection, frame: str) -> None:
         # Read exactly as a local socket's frame: a forwarding process is no excuse.
