@@ -59,6 +59,13 @@ async def attach_or_refuse(room: Room, conn: Connection, token_hash: str | None)
         conn.shut(code, reason)
 
 
+# Closes about one socket, not about the table: the socket ends here too (a slow reader;
+# a revoked token; a full gallery).  Any other close means the owner let the table go.
+_ENDS_THE_SOCKET = frozenset(
+    {CloseCode.TOO_SLOW, CloseCode.BAD_TOKEN, CloseCode.TOO_MANY_SPECTATORS}
+)
+
+
 class RemoteConnection(Connection):
     """A seat socket held by process ``proc``, as the owning room sees it."""
 
@@ -233,7 +240,7 @@ class Forwarder:
                 self._version = max(self._version, version)
                 self._seen[message.conn] = version
             conn.push_frame(message.frame)
-        elif message.close == CloseCode.TOO_SLOW:
+        elif message.close in _ENDS_THE_SOCKET:
             conn.shut(message.close, message.reason)
         else:
             # The owner let the table go (shutdown, lease lost): find the next one now.
