@@ -65,17 +65,21 @@ async def playing(client: Client, *, next_deals: bool = True) -> AsyncIterator[P
 
     async def loop() -> None:
         acted = -1
+        # Start from the last state already read: it may be this seat's turn.
+        states = [f for f in client.frames if f["type"] == "state"]
+        frame = states[-1] if states else await client.next("state")
         while True:
-            frame = await client.next("state")
             player.seen.put_nowait(frame)
-            if frame["version"] <= acted:
-                continue
-            acted = frame["version"]
-            if frame["view"]["result"] is not None:
-                if next_deals and not frame["view"]["match_over"]:
-                    await client.send({"type": "next_deal", "version": frame["version"]})
-            else:
-                await play_turn(client, frame)
+            if frame["version"] > acted:
+                acted = frame["version"]
+                await act(frame)
+            frame = await client.next("state")
+
+    async def act(frame: dict[str, Any]) -> None:
+        if frame["view"]["result"] is None:
+            await play_turn(client, frame)
+        elif next_deals and not frame["view"]["match_over"]:
+            await client.send({"type": "next_deal", "version": frame["version"]})
 
     task = asyncio.create_task(loop())
     try:
