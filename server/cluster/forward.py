@@ -32,7 +32,7 @@ from server.protocol import CloseCode
 from server.rooms.room import Room, RoomClosed
 from server.rooms.seating import SeatError
 from server.rooms.seats import SPECTATOR
-from server.rooms.store import Holder, StoreError, TableStore
+from server.rooms.store import Holder, StoreError
 from server.rooms.tasks import background
 from server.rooms.updates import Closing
 
@@ -120,7 +120,7 @@ class Forwarder:
         table_id: str,
         *,
         bus: Bus,
-        store: TableStore,
+        holder: Callable[[str], Awaitable[Holder | None]],
         claim: Claim,
         local: Callable[[str], Room | None],
         poll_seconds: float,
@@ -130,7 +130,7 @@ class Forwarder:
     ) -> None:
         self.id = table_id
         self._bus = bus
-        self._store = store
+        self._holder = holder
         self._claim = claim
         self._local = local
         self._poll = poll_seconds
@@ -281,11 +281,16 @@ class Forwarder:
             tick += 1
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._poll)
+                await asyncio.wait_for(self._wake.wait(), self._until_next_look())
+
+    def _until_next_look(self) -> float:
+        # Every forwarder of the process looks on the same beat, so the node can ask
+        # Redis about all of their tables in one pipeline.
+        return self._poll - asyncio.get_running_loop().time() % self._poll
 
     async def _check_owner(self, tick: int) -> bool:
         """One look at the lease; True once this forwarder's work is over."""
-        holder = await self._store.holder(self.id)
+        holder = await self._holder(self.id)
         if holder is not None and holder.owner == self._bus.proc:
             room = self._local(self.id)
             if room is not None:

@@ -35,6 +35,40 @@ _ALIVE_EVERY = 2
 _ALIVE_MISSED = 4
 
 
+class _HolderLooks:
+    """Forwarders' lease looks of one beat, sent to Redis as one pipeline."""
+
+    def __init__(self, store: TableStore) -> None:
+        self._store = store
+        self._pending: dict[str, list[asyncio.Future[Holder | None]]] = {}
+        self._flusher: asyncio.Task[None] | None = None
+
+    async def get(self, table_id: str) -> Holder | None:
+        """Who holds ``table_id`` (None: nobody), asked together with this beat's others."""
+        future: asyncio.Future[Holder | None] = asyncio.get_running_loop().create_future()
+        self._pending.setdefault(table_id, []).append(future)
+        if self._flusher is None:
+            self._flusher = asyncio.create_task(self._flush(), name="lease-looks")
+        return await future
+
+    async def _flush(self) -> None:
+        await asyncio.sleep(0)  # the other forwarders woken on this beat join in
+        batch, self._pending = self._pending, {}
+        self._flusher = None
+        try:
+            holders = await self._store.holders(list(batch))
+        except Exception as exc:  # each forwarder handles (logs) the error itself
+            for futures in batch.values():
+                for future in futures:
+                    if not future.done():
+                        future.set_exception(exc)
+            return
+        for futures, holder in zip(batch.values(), holders, strict=True):
+            for future in futures:
+                if not future.done():
+                    future.set_result(holder)
+
+
 class Node:
     """Where each socket of this process is served, and the owner's side of the bus."""
 
@@ -57,6 +91,7 @@ class Node:
         self._forwarders: dict[str, Forwarder] = {}
         self._remote: dict[tuple[str, str, int], RemoteConnection] = {}
         self._reaper: asyncio.Task[None] | None = None
+        self._holders = _HolderLooks(store)
         registry.sources.append(RoomSource(on_loaded=self._listen, on_closed=self._room_closed))
         bus.on_owner_message = self._from_forwarder
         bus.on_process_message = self._from_owner
@@ -96,7 +131,7 @@ class Node:
         forwarder = Forwarder(
             table_id,
             bus=self._bus,
-            store=self._store,
+            holder=self._holders.get,
             claim=self.registry.claim,
             local=self.registry.live,
             poll_seconds=self._poll,
