@@ -147,25 +147,23 @@ class BackMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="back
     version: int
 
 
-class InviteMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="invite"):
+class _HostSeatMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A host action aimed at one seat."""
+
+    version: int
+    seat: int
+
+
+class InviteMsg(_HostSeatMsg, frozen=True, forbid_unknown_fields=True, tag="invite"):
     """Host only: a new invite for human seat ``seat``; its old token stops working."""
 
-    version: int
-    seat: int
 
-
-class MakeBotMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="make_bot"):
+class MakeBotMsg(_HostSeatMsg, frozen=True, forbid_unknown_fields=True, tag="make_bot"):
     """Host only: a human seat that was left is played by a bot from now on."""
 
-    version: int
-    seat: int
 
-
-class OpenSeatMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="open_seat"):
+class OpenSeatMsg(_HostSeatMsg, frozen=True, forbid_unknown_fields=True, tag="open_seat"):
     """Host only, between deals: an invite whose first join makes bot seat ``seat`` human."""
-
-    version: int
-    seat: int
 
 
 class WatchLinkMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="watch_link"):

@@ -17,6 +17,8 @@ export async function createTable(settings, playerName) {
     bots: settings.bots.slice(0, 3 - settings.humans),
     bot_speed_ms: settings.botSpeed,
   };
+  // Alone against bots the server runs no clock; among people the chosen one (0: none).
+  if (settings.humans > 1 && settings.turnSeconds !== undefined) body.turn_seconds = settings.turnSeconds;
   if (playerName) body.name = playerName;
   let res;
   try {

@@ -15,7 +15,9 @@ export const SPEEDS = [
   ["slow", 1600],
 ];
 
-const TABLE_KEYS = ["rules", "deals", "humans", "bots"];
+export const CLOCK_CHOICES = [0, 15, 30, 60];
+
+const TABLE_KEYS = ["rules", "deals", "humans", "bots", "turnSeconds"];
 
 export class SettingsSheet {
   constructor({ dialog, settings, onDisplay, onSpeed, onNewTable, onName, confirm }) {
@@ -105,6 +107,13 @@ export class SettingsSheet {
       );
     }
     $("#bot-levels", d).replaceChildren(...botRows);
+    // A turn clock matters only among people: alone against bots nobody waits for you.
+    $("#clock-row", d).hidden = st.humans < 2;
+    $("#clock-choices", d).replaceChildren(
+      ...CLOCK_CHOICES.map((s) =>
+        segment("clock", String(s), st.turnSeconds === s, s ? t("settings.clockSeconds", { s }) : t("settings.clockOff"), () => this.stage({ turnSeconds: s })),
+      ),
+    );
     const changed = tableChanged(st, s);
     const apply = $("#btn-apply-table", d);
     apply.disabled = !changed;
@@ -147,11 +156,13 @@ function segment(group, value, on, label, onPick) {
 }
 
 function pickTable(s) {
-  return { rules: s.rules, deals: s.deals, humans: s.humans, bots: [...s.bots] };
+  return { rules: s.rules, deals: s.deals, humans: s.humans, bots: [...s.bots], turnSeconds: s.turnSeconds };
 }
 
 function tableChanged(a, b) {
-  return TABLE_KEYS.some((k) => JSON.stringify(k === "bots" ? a.bots.slice(0, 3 - a.humans) : a[k]) !== JSON.stringify(k === "bots" ? b.bots.slice(0, 3 - b.humans) : b[k]));
+  // The clock is only a table option when people share it.
+  const keys = a.humans > 1 ? TABLE_KEYS : TABLE_KEYS.filter((k) => k !== "turnSeconds");
+  return keys.some((k) => JSON.stringify(k === "bots" ? a.bots.slice(0, 3 - a.humans) : a[k]) !== JSON.stringify(k === "bots" ? b.bots.slice(0, 3 - b.humans) : b[k]));
 }
 
 export function nearestSpeed(ms) {

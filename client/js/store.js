@@ -9,6 +9,7 @@ export const DEFAULT_SETTINGS = Object.freeze({
   humans: 1,
   bots: ["normal", "normal"],
   botSpeed: 800,
+  turnSeconds: 30, // tables with two or more people: seconds per turn, 0 for no clock
   lang: null, // null: follow the browser
   sound: true,
   fourColour: false,
@@ -39,6 +40,7 @@ export function loadSettings() {
   const saved = read(SETTINGS_KEY) || {};
   const s = { ...DEFAULT_SETTINGS, ...saved };
   if (!Array.isArray(s.bots) || s.bots.length !== 2) s.bots = [...DEFAULT_SETTINGS.bots];
+  if (![0, 15, 30, 60].includes(s.turnSeconds)) s.turnSeconds = DEFAULT_SETTINGS.turnSeconds;
   return s;
 }
 

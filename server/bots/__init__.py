@@ -96,13 +96,10 @@ async def decide(level: str, seed: int, view: SeatView, budget: float) -> BotAct
             timeout=budget + GRACE_SECONDS,
         )
         action: Play | Pass = decode_action(data)
-        if is_legal(view, action):
-            metrics.bot_decided(level, time.perf_counter() - started)
-            return action
-        log.error("bot %s answered %r, which is illegal; playing a fallback", level, action)
     except Exception:
         log.exception("bot %s failed on seat %d; playing a fallback", level, view.seat)
-    return _fallen_back(level, seed, view, started)
+        return _fallen_back(level, seed, view, started)
+    return _checked(level, seed, view, action, started)
 
 
 def decide_now(level: str, seed: int, view: SeatView) -> BotAction:
@@ -112,12 +109,21 @@ def decide_now(level: str, seed: int, view: SeatView) -> BotAction:
     try:
         with USAGE.bot_thinking():
             action = make_bot(level, seed).choose(view)
+    except Exception:
+        log.exception("bot %s failed on seat %d; playing a fallback", level, view.seat)
+        return _fallen_back(level, seed, view, started)
+    return _checked(level, seed, view, action, started)
+
+
+def _checked(level: str, seed: int, view: SeatView, action: BotAction, started: float) -> BotAction:
+    """``action`` if the view allows it, else a legal fallback."""
+    try:
         if is_legal(view, action):
             metrics.bot_decided(level, time.perf_counter() - started)
             return action
         log.error("bot %s answered %r, which is illegal; playing a fallback", level, action)
     except Exception:
-        log.exception("bot %s failed on seat %d; playing a fallback", level, view.seat)
+        log.exception("bot %s answered %r, which cannot be checked", level, action)
     return _fallen_back(level, seed, view, started)
 
 

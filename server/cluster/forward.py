@@ -32,7 +32,7 @@ from server.protocol import CloseCode
 from server.rooms.room import Room, RoomClosed
 from server.rooms.seating import SeatError
 from server.rooms.seats import SPECTATOR
-from server.rooms.store import Holder, StoreError, TableStore
+from server.rooms.store import Holder, StoreError
 from server.rooms.tasks import background
 from server.rooms.updates import Closing
 
@@ -44,6 +44,26 @@ log = logging.getLogger(__name__)
 
 # Messages a forwarder queues for the owner before it refuses more (per table).
 OUTBOX_SIZE = 256
+
+
+async def attach_or_refuse(room: Room, conn: Connection, token_hash: str | None) -> None:
+    """Seat ``conn`` in ``room``; a closed room ends it, and a token the room refuses (a
+    revoked invite, a full gallery) gets its ``error`` frame and close code."""
+    try:
+        await room.attach(conn, token_hash)
+    except RoomClosed:
+        conn.end(Closing.TABLE_UNAVAILABLE)
+    except SeatError as exc:
+        frame, code, reason = presenter.seat_refusal(exc)
+        conn.push_frame(frame)
+        conn.shut(code, reason)
+
+
+# Closes about one socket, not about the table: the socket ends here too (a slow reader;
+# a revoked token; a full gallery).  Any other close means the owner let the table go.
+_ENDS_THE_SOCKET = frozenset(
+    {CloseCode.TOO_SLOW, CloseCode.BAD_TOKEN, CloseCode.TOO_MANY_SPECTATORS}
+)
 
 
 class RemoteConnection(Connection):
@@ -100,7 +120,7 @@ class Forwarder:
         table_id: str,
         *,
         bus: Bus,
-        store: TableStore,
+        holder: Callable[[str], Awaitable[Holder | None]],
         claim: Claim,
         local: Callable[[str], Room | None],
         poll_seconds: float,
@@ -110,7 +130,7 @@ class Forwarder:
     ) -> None:
         self.id = table_id
         self._bus = bus
-        self._store = store
+        self._holder = holder
         self._claim = claim
         self._local = local
         self._poll = poll_seconds
@@ -220,7 +240,7 @@ class Forwarder:
                 self._version = max(self._version, version)
                 self._seen[message.conn] = version
             conn.push_frame(message.frame)
-        elif message.close == CloseCode.TOO_SLOW:
+        elif message.close in _ENDS_THE_SOCKET:
             conn.shut(message.close, message.reason)
         else:
             # The owner let the table go (shutdown, lease lost): find the next one now.
@@ -261,11 +281,16 @@ class Forwarder:
             tick += 1
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._poll)
+                await asyncio.wait_for(self._wake.wait(), self._until_next_look())
+
+    def _until_next_look(self) -> float:
+        # Every forwarder of the process looks on the same beat, so the node can ask
+        # Redis about all of their tables in one pipeline.
+        return self._poll - asyncio.get_running_loop().time() % self._poll
 
     async def _check_owner(self, tick: int) -> bool:
         """One look at the lease; True once this forwarder's work is over."""
-        holder = await self._store.holder(self.id)
+        holder = await self._holder(self.id)
         if holder is not None and holder.owner == self._bus.proc:
             room = self._local(self.id)
             if room is not None:
@@ -298,14 +323,7 @@ class Forwarder:
         conns = [(conn, self._tokens.get(cid) or None) for cid, conn in self._conns.items()]
         log.info("table %s: took over with %d forwarded socket(s)", self.id, len(conns))
         for conn, token in conns:
-            try:
-                await room.attach(conn, token)
-            except RoomClosed:
-                conn.end(Closing.TABLE_UNAVAILABLE)
-            except SeatError as exc:
-                frame, code, reason = presenter.seat_refusal(exc)
-                conn.push_frame(frame)
-                conn.shut(code, reason)
+            await attach_or_refuse(room, conn, token)
         self._conns.clear()
         self._ids.clear()
         self._release_held()

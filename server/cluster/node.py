@@ -14,15 +14,14 @@ import logging
 
 from server import presenter
 from server.rooms.registry import Registry, RoomSource
-from server.rooms.room import Room, RoomClosed
-from server.rooms.seating import SeatError
+from server.rooms.room import Room
 from server.rooms.seats import SPECTATOR
 from server.rooms.store import Holder, TableStore
 from server.rooms.tasks import background
 from server.rooms.updates import Closing
 
 from .bus import Bus, ToOwner, ToProcess
-from .forward import Forwarder, RemoteConnection
+from .forward import Forwarder, RemoteConnection, attach_or_refuse
 
 __all__ = ["Node"]
 
@@ -34,6 +33,40 @@ _POLLS_PER_LEASE = 6
 _ALIVE_EVERY = 2
 # An owner forgets a forwarded socket not reported for this many reports.
 _ALIVE_MISSED = 4
+
+
+class _HolderLooks:
+    """Forwarders' lease looks of one beat, sent to Redis as one pipeline."""
+
+    def __init__(self, store: TableStore) -> None:
+        self._store = store
+        self._pending: dict[str, list[asyncio.Future[Holder | None]]] = {}
+        self._flusher: asyncio.Task[None] | None = None
+
+    async def get(self, table_id: str) -> Holder | None:
+        """Who holds ``table_id`` (None: nobody), asked together with this beat's others."""
+        future: asyncio.Future[Holder | None] = asyncio.get_running_loop().create_future()
+        self._pending.setdefault(table_id, []).append(future)
+        if self._flusher is None:
+            self._flusher = asyncio.create_task(self._flush(), name="lease-looks")
+        return await future
+
+    async def _flush(self) -> None:
+        await asyncio.sleep(0)  # the other forwarders woken on this beat join in
+        batch, self._pending = self._pending, {}
+        self._flusher = None
+        try:
+            holders = await self._store.holders(list(batch))
+        except Exception as exc:  # each forwarder handles (logs) the error itself
+            for futures in batch.values():
+                for future in futures:
+                    if not future.done():
+                        future.set_exception(exc)
+            return
+        for futures, holder in zip(batch.values(), holders, strict=True):
+            for future in futures:
+                if not future.done():
+                    future.set_result(holder)
 
 
 class Node:
@@ -58,6 +91,7 @@ class Node:
         self._forwarders: dict[str, Forwarder] = {}
         self._remote: dict[tuple[str, str, int], RemoteConnection] = {}
         self._reaper: asyncio.Task[None] | None = None
+        self._holders = _HolderLooks(store)
         registry.sources.append(RoomSource(on_loaded=self._listen, on_closed=self._room_closed))
         bus.on_owner_message = self._from_forwarder
         bus.on_process_message = self._from_owner
@@ -97,7 +131,7 @@ class Node:
         forwarder = Forwarder(
             table_id,
             bus=self._bus,
-            store=self._store,
+            holder=self._holders.get,
             claim=self.registry.claim,
             local=self.registry.live,
             poll_seconds=self._poll,
@@ -202,17 +236,7 @@ class Node:
         self._remote[(room.id, proc, conn_id)] = conn
         conn.start()
 
-        async def attach() -> None:
-            try:
-                await room.attach(conn, token)
-            except RoomClosed:
-                conn.end(Closing.TABLE_UNAVAILABLE)
-            except SeatError as exc:
-                frame, code, reason = presenter.seat_refusal(exc)
-                conn.push_frame(frame)
-                conn.shut(code, reason)
-
-        background(attach(), f"attach-{room.id}-{conn_id}")
+        background(attach_or_refuse(room, conn, token), f"attach-{room.id}-{conn_id}")
 
     def _submit_remote(self, room: Room, conn: RemoteConnection, frame: str) -> None:
         # Read exactly as a local socket's frame: a forwarding process is no excuse.

@@ -7,6 +7,8 @@ Nothing else serialises game state for a client, a spectator or a bot.
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from .cards import RANKS, THREE_OF_SPADES, Card, card_code, parse_card
@@ -68,25 +70,30 @@ class SeatView(_Public, gc=False, frozen=True):
 
 def public_view(state: MatchState) -> PublicView:
     """Everything anyone at or around the table may know: the spectators' projection."""
+    return PublicView(**_public_fields(state))
+
+
+def _public_fields(state: MatchState) -> dict[str, Any]:
+    """The fields of ``_Public``, built afresh (a view shares no list with the state)."""
     deal = state.deal
-    return PublicView(
-        rules=state.rules,
-        deal_no=deal.deal_no,
-        deals=state.deals,
-        counts=[len(h) for h in deal.hands],
-        last_card=[len(h) == 1 for h in deal.hands],
-        turn=deal.turn if deal.result is None else None,
-        leader=deal.leader,
-        table=deal.table,
-        trick=list(deal.trick),
-        moves=list(deal.moves),
-        bomb_points=list(deal.bomb_points),
-        totals=list(state.totals),
-        result=None if deal.result is None else _own_result(deal.result),
-        results=[_own_result(r) for r in state.results],
-        match_over=state.winners is not None,
-        winners=list(state.winners or []),
-    )
+    return {
+        "rules": state.rules,
+        "deal_no": deal.deal_no,
+        "deals": state.deals,
+        "counts": [len(h) for h in deal.hands],
+        "last_card": [len(h) == 1 for h in deal.hands],
+        "turn": deal.turn if deal.result is None else None,
+        "leader": deal.leader,
+        "table": deal.table,
+        "trick": list(deal.trick),
+        "moves": list(deal.moves),
+        "bomb_points": list(deal.bomb_points),
+        "totals": list(state.totals),
+        "result": None if deal.result is None else _own_result(deal.result),
+        "results": [_own_result(r) for r in state.results],
+        "match_over": state.winners is not None,
+        "winners": list(state.winners or []),
+    }
 
 
 def seat_view(state: MatchState, seat: int) -> SeatView:
@@ -112,14 +119,14 @@ def seat_view(state: MatchState, seat: int) -> SeatView:
         can_pass, pass_reason = True, None
     # Built afresh per seat: views are handed to bots in-process and must share no list.
     return SeatView(
-        **msgspec.structs.asdict(public_view(state)),
+        **_public_fields(state),
         seat=seat,
         hand=hand_codes,
         legal=list(_legal_strings(legal)),
         must_include=must_include,
         can_pass=can_pass,
         pass_reason=pass_reason,
-        hints=hints_for(state, seat, limit=MAX_HINTS),
+        hints=_hints(state, seat, legal, MAX_HINTS),
         counter=_counter(state, hand),
         revealed=_revealed(state),
     )
@@ -138,10 +145,16 @@ def hints_for(state: MatchState, seat: int, *, limit: int | None = None) -> list
 
     The view carries the first ``MAX_HINTS``; a hint request cycles through all.
     """
-    deal = state.deal
-    legal = legal_for(state, seat)
+    return _hints(state, seat, legal_for(state, seat), limit)
+
+
+def _hints(
+    state: MatchState, seat: int, legal: tuple[Counts, ...], limit: int | None
+) -> list[list[str]]:
+    # ``legal``: ``legal_for(state, seat)``, which the seat view has already listed.
     if not legal:
         return []
+    deal = state.deal
     hand = deal.hands[seat]
     by_rank = _by_rank(hand, THREE_OF_SPADES if deal.needs_three_of_spades else None)
     ranked = rank_hints(counts_of(hand), legal, leading=deal.table is None)

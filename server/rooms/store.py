@@ -325,6 +325,14 @@ class TableStore:
         raw = await self._redis.get(_key(table_id, "lease"))
         return None if raw is None else _parse_holder(raw)
 
+    async def holders(self, table_ids: list[str]) -> list[Holder | None]:
+        """``holder`` of each table, in one pipeline (one round trip per node)."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for table_id in table_ids:
+                pipe.get(_key(table_id, "lease"))
+            raws: list[bytes | None] = await pipe.execute()
+        return [None if raw is None else _parse_holder(raw) for raw in raws]
+
     # --- writes (all fenced) -------------------------------------------------------
 
     async def append(

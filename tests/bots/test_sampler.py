@@ -11,7 +11,7 @@ from server.bots.observe import Observation, observe
 from server.bots.sampler import Sampler, consistent, constraints_of
 from server.engine import PRESETS, MatchState, apply, new_match, seat_view
 from server.engine.combos import SINGLE, UNIT, counts_of
-from server.engine.players import card_count
+from server.engine.players import card_count, count_at
 
 from .test_levels import PRESET_NAMES
 
@@ -98,3 +98,19 @@ def test_consistency_check_rejects_hands_that_break_a_pass_proof() -> None:
                     assert not consistent(obs, bent)
                     return
     pytest.fail("no position to bend among the deals tried")
+
+
+def test_a_single_played_while_the_next_seat_held_one_card_is_a_proof() -> None:
+    # Under the last-card rule that single was its player's highest playable one.
+    with_proof = [
+        (obs, c)
+        for obs, _truth in positions("classic", range(40))
+        for c in constraints_of(obs)
+        if c.forced_top >= 0
+    ]
+    assert len(with_proof) > 10
+    for obs, proof in with_proof[:10]:
+        sampler = Sampler(obs, random.Random(5))
+        for _ in range(5):
+            then = sampler.sample()[proof.seat] + proof.later
+            assert not any(count_at(then, r) for r in range(proof.forced_top + 1, 13))

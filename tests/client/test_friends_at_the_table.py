@@ -130,3 +130,24 @@ def test_the_host_panel_reissues_an_invite_and_hands_out_a_watch_link(
     assert watcher.locator("#controls").is_hidden()
     host.wait_for_selector("#watchers:not([hidden])")
     assert "1" in host.inner_text("#watchers")
+
+
+def test_a_table_for_friends_gets_the_turn_clock_chosen_in_the_settings(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    page = new_page()
+    page.goto(live.url + "/")
+    first = wait_joined(page)
+    assert first["table"]["turn_seconds"] == 0  # alone against bots: no clock
+    page.click("#btn-settings")
+    assert page.locator("#clock-row").is_hidden()
+    page.click('label[for="seg-humans-2"]')
+    assert page.locator("#clock-row").is_visible()
+    page.click('label[for="seg-clock-60"]')
+    page.click("#btn-apply-table")
+    page.wait_for_selector("#confirm-sheet[open]")
+    page.click("#confirm-ok")
+    page.wait_for_function(
+        f"() => pdk.state().table && pdk.state().table.id !== '{first['table']['id']}'"
+    )
+    assert state(page)["table"]["turn_seconds"] == 60

@@ -88,3 +88,13 @@ async def test_every_key_of_a_table_lives_in_one_cluster_slot(
     keys = await redis_client.keys(f"*{meta.id}*")
     assert {k.decode().rsplit(":", 1)[1] for k in keys} == {"meta", "log", "fence", "lease"}
     assert len({key_slot(k) for k in keys}) == 1
+
+
+async def test_the_holders_of_many_tables_are_read_in_one_call(store: TableStore) -> None:
+    held, free = (await new_table(store, seed=1))[0], (await new_table(store, seed=2))[0]
+    lease = await lease_of(store, held.id, "proc-a")
+    assert await store.holders([held.id, free.id, "NoSuchTable0000"]) == [
+        Holder("proc-a", lease.fence),
+        None,
+        None,
+    ]

@@ -197,6 +197,26 @@ async def test_healthz_reports_redis_reachable(http: httpx.AsyncClient) -> None:
     assert body["process"].split("-")[-2] == str(os.getpid())
 
 
+async def test_a_draining_server_says_so_hands_its_tables_over_and_refuses_new_sockets(
+    live: LiveServer, http: httpx.AsyncClient, sync_redis: redis.Redis
+) -> None:
+    table = await create_table(http, bots=["easy", "easy"], bot_speed_ms=5000)
+    client = await Client.join(live.ws_url, table["table"], table["seats"][0]["token"])
+    await client.next("state")
+    assert (await http.get("/healthz")).json()["tables_owned"] == 1
+    assert sync_redis.get(f"pdk:{{{table['table']}}}:lease") is not None
+    await live.app.state.node.drain()
+    health = await http.get("/healthz")
+    assert health.status_code == 503
+    assert health.json() | {"draining": True, "tables_owned": 0} == health.json()
+    # Its socket was told to reconnect elsewhere, and the table is free for the next owner.
+    assert await client.close_code() == 1001
+    assert sync_redis.get(f"pdk:{{{table['table']}}}:lease") is None
+    late = await websockets.connect(live.ws_url)
+    await asyncio.wait_for(late.wait_closed(), GUARD_SECONDS)
+    assert late.close_code == 1012
+
+
 async def test_healthz_is_503_when_redis_is_unreachable(tmp_path: Path, client_dir: Path) -> None:
     gone = f"unix://{tmp_path}/no-redis-here.sock"
     async for server in run_live(Settings(client_dir=client_dir), gone):

@@ -1,0 +1,81 @@
+"""Redis goes away mid-game and comes back: clients get clear codes, nothing changes
+while it is away, and the cluster resumes by itself."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import redis
+from cluster_helpers import (
+    Player,
+    check_told_against_log,
+    create_table,
+    log_of,
+    wait_for_version,
+)
+
+from server.redis_embedded import EmbeddedRedis
+
+if TYPE_CHECKING:
+    from conftest import ServerFactory
+
+
+def health_status(url: str) -> tuple[int, dict[str, object]]:
+    try:
+        with urllib.request.urlopen(f"{url}/healthz", timeout=5) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+async def test_play_resumes_by_itself_once_redis_is_back(
+    server_process: ServerFactory, tmp_path: Path
+) -> None:
+    own = EmbeddedRedis(tmp_path / "redis")
+    url = own.start()
+    try:
+        servers = [server_process(redis_url=url, args=["--lease-ttl", "1.5"]) for _ in range(2)]
+        client = redis.Redis.from_url(url)
+        table = create_table(
+            servers[0].url, humans=1, bots=["easy", "easy"], bot_speed_ms=50, deals=10
+        )
+        tid, token = table["table"], table["seats"][0]["token"]
+        players = [
+            Player([s.ws_url for s in servers], tid, token, 0),
+            Player([s.ws_url for s in reversed(servers)], tid, token, 0, acts=False),
+        ]
+        for player in players:
+            player.start()
+        try:
+            await wait_for_version(client, tid, 10)
+            own.stop()  # SHUTDOWN: everything acknowledged is in the append-only file
+            await asyncio.sleep(0.5)  # frames of actions Redis took before it went
+            told_early = max(p.version for p in players)
+            await asyncio.sleep(2.5)  # in all, twice the lease
+            for server in servers:
+                status, body = await asyncio.to_thread(health_status, server.url)
+                assert (status, body["redis"]) == (503, False)
+            # Nothing is announced while Redis is away, and nothing told is lost.
+            told_late = max(p.version for p in players)
+            assert told_late == told_early
+            own.start()
+            client.close()
+            client = redis.Redis.from_url(url)
+            back_at = int(client.llen(f"pdk:{{{tid}}}:log"))
+            assert told_late <= back_at
+            await wait_for_version(client, tid, back_at + 10)
+        finally:
+            for player in players:
+                await player.stop()
+        meta, entries = log_of(client, tid)
+        client.close()
+        assert check_told_against_log(meta, entries, players) >= 15
+        codes = {code for p in players for code in p.close_codes}
+        assert codes <= {4503, 1001, 1006, 1011, None}, codes
+    finally:
+        own.stop()
