@@ -9,7 +9,16 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from client_helpers import Live, click_card, hand_codes, state, strings, wait_joined
+from client_helpers import (
+    LANGUAGES,
+    LOCALES,
+    Live,
+    click_card,
+    hand_codes,
+    state,
+    strings,
+    wait_joined,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -87,12 +96,14 @@ def test_a_two_person_table_offers_an_invite_link_that_joins_the_second_seat(
     host.wait_for_selector(f"#seat-right .level:text-is('{EN['seat.human']}')")
 
 
+@pytest.mark.parametrize("lang", LANGUAGES)
 def test_a_silent_stall_is_noticed_and_a_move_in_flight_is_reported_not_sent(
-    live: Live, new_page: Callable[..., Any]
+    lang: str, live: Live, new_page: Callable[..., Any]
 ) -> None:
     """SIGSTOP freezes the server with its sockets open: nothing arrives, nothing closes."""
+    table = strings(lang)
     (seat,) = live.create_table(seed=7, bot_speed_ms=0)  # seat 0 leads the match
-    page = new_page()
+    page = new_page(locale=LOCALES[lang])
     page.goto(live.seat_url(seat))
     view = wait_joined(page)["view"]
     for code in view["hints"][0]:
@@ -105,11 +116,14 @@ def test_a_silent_stall_is_noticed_and_a_move_in_flight_is_reported_not_sent(
         page.click("#btn-play")
         # Sent, not answered: the player sees it is on its way, and cannot send it twice.
         page.wait_for_selector('#controls[aria-busy="true"]')
-        assert page.inner_text("#status") == EN["net.pending"]
+        assert page.inner_text("#status") == table["net.pending"]
         assert page.get_attribute("#btn-play", "aria-disabled") == "true"
         # Noticed within seconds (pings every 2 s, a 4 s silence ends the socket).
         page.wait_for_function("() => pdk.state().net !== 'online'", timeout=STALL_NOTICED_MS)
-        page.wait_for_selector(f"#toast:text-is('{EN['net.notConfirmed']}')")
+        page.wait_for_function(
+            "(text) => document.querySelector('#toast').textContent === text",
+            arg=table["net.notConfirmed"],
+        )
         assert page.locator("#net").is_visible()
         assert page.get_attribute("#controls", "aria-busy") == "false"
     finally:
