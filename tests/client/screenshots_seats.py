@@ -9,26 +9,12 @@ Run against a live server (it opens tables over HTTP and plays them in Chromium)
 
 from __future__ import annotations
 
-import json
 import sys
-import urllib.request
-from typing import Any
 
+from client_helpers import Live
 from playwright.sync_api import Page, sync_playwright
 
 VIEWPORT = {"width": 390, "height": 844}
-
-
-def create(url: str, **body: Any) -> dict[str, Any]:
-    request = urllib.request.Request(
-        f"{url}/api/tables",
-        data=json.dumps(body).encode(),
-        headers={"content-type": "application/json"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        table: dict[str, Any] = json.loads(response.read())
-    return table
 
 
 def host_plays_until(page: Page, until: str) -> None:
@@ -62,10 +48,13 @@ def main(url: str, out: str) -> None:
             executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"]
         )
         # The clock: two friends, 30 s a turn, a few seconds into the host's turn.
-        table = create(url, humans=2, bots=["normal"], deals=5, bot_speed_ms=600, turn_seconds=30)
+        live = Live(url=url, process=None)
+        seats = live.create_table(
+            humans=2, bots=["normal"], deals=5, bot_speed_ms=600, turn_seconds=30
+        )
         pages = [browser.new_context(viewport=VIEWPORT).new_page() for _ in range(2)]
-        for page, seat in zip(pages, table["seats"], strict=True):
-            page.goto(url + seat["invite"])
+        for page, seat in zip(pages, seats, strict=True):
+            page.goto(live.seat_url(seat))
         pages[0].wait_for_function("() => pdk.state().view && pdk.state().table.clock")
         pages[0].wait_for_timeout(4200)
         pages[0].screenshot(path=f"{out}/seats-clock.png")
@@ -74,13 +63,13 @@ def main(url: str, out: str) -> None:
 
         # Auto: the friend stays but never moves; with 5 s turns three stand-in turns
         # put them on auto, seen by the host (marker) and by the friend (banner).
-        table = create(
-            url, humans=2, bots=["normal"], deals=5, bot_speed_ms=600,
+        seats = live.create_table(
+            humans=2, bots=["normal"], deals=5, bot_speed_ms=600,
             turn_seconds=5, grace_seconds=5,
         )  # fmt: skip
         host, friend = (browser.new_context(viewport=VIEWPORT).new_page() for _ in range(2))
-        host.goto(url + table["seats"][0]["invite"])
-        friend.goto(url + table["seats"][1]["invite"])
+        host.goto(live.seat_url(seats[0]))
+        friend.goto(live.seat_url(seats[1]))
         host.wait_for_function("() => pdk.state().view && pdk.state().table.seats[1].connected")
         host_plays_until(host, "pdk.state().table.seats[1].on_auto")
         friend.wait_for_selector("#auto-banner:not([hidden])")
