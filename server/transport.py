@@ -262,14 +262,30 @@ class _DrainDeadline:
         _reset(transport)
 
 
+class _DrainOrAbort(asyncio.Protocol):
+    """Mixin for a uvicorn protocol: output that stays paused too long aborts the socket."""
+
+    transport: asyncio.Transport
+    _drain: _DrainDeadline | None = None
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._drain is not None:
+            self._drain.paused(self.transport)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._drain is not None:
+            self._drain.resumed()
+
+
 def protocol_classes(limits: Limits) -> tuple[type[asyncio.Protocol], type[asyncio.Protocol]]:
     """The HTTP and WebSocket protocol classes for uvicorn, sharing one guard."""
     guard = ConnectionGuard(limits)
     metrics.track(open_connections=lambda: len(guard))
 
-    class GuardedHTTP(H11Protocol, _Guarded):
+    class GuardedHTTP(_DrainOrAbort, H11Protocol, _Guarded):
         _request_timer: asyncio.TimerHandle | None = None
-        _drain: _DrainDeadline | None = None
         _admitted = False
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -303,16 +319,6 @@ def protocol_classes(limits: Limits) -> tuple[type[asyncio.Protocol], type[async
                 self._drain.resumed()
             super().handle_websocket_upgrade(event)
 
-        def pause_writing(self) -> None:
-            super().pause_writing()
-            if self._drain is not None:
-                self._drain.paused(self.transport)
-
-        def resume_writing(self) -> None:
-            super().resume_writing()
-            if self._drain is not None:
-                self._drain.resumed()
-
         def _arm_request_deadline(self) -> None:
             self._cancel_request_deadline()
             if not self.transport.is_closing():
@@ -332,8 +338,7 @@ def protocol_classes(limits: Limits) -> tuple[type[asyncio.Protocol], type[async
             metrics.rate_limited("request_timeout")
             self.transport.close()
 
-    class GuardedWebSocket(WebSocketsSansIOProtocol, _Guarded):
-        _drain: _DrainDeadline | None = None
+    class GuardedWebSocket(_DrainOrAbort, WebSocketsSansIOProtocol, _Guarded):
         _bad_utf8_logged = False
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -349,16 +354,6 @@ def protocol_classes(limits: Limits) -> tuple[type[asyncio.Protocol], type[async
                 self._drain.resumed()
             guard.release(self.transport)
             super().connection_lost(exc)
-
-        def pause_writing(self) -> None:
-            super().pause_writing()
-            if self._drain is not None:
-                self._drain.paused(self.transport)
-
-        def resume_writing(self) -> None:
-            super().resume_writing()
-            if self._drain is not None:
-                self._drain.resumed()
 
         def send_receive_event_to_app(self) -> None:
             if self.curr_msg_data_type == "text":
