@@ -304,7 +304,7 @@ class _Reader(threading.Thread):
                 self.counts["replies"] = self.counts.get("replies", 0) + 1
                 self.counts["leaks"] = self.counts.get("leaks", 0) + len(leaked_cards(reply))
         except (OSError, ConnectionError, ValueError):
-            self.counts["closed_by_server"] = self.counts.get("closed_by_server", 0) + 1
+            self.counts["readers_ended"] = self.counts.get("readers_ended", 0) + 1
 
 
 ATTACKS: dict[str, Attack | None] = {

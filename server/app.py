@@ -64,6 +64,10 @@ _CLOSE_TIMEOUT_SECONDS = 2.0
 _TOO_FAST = ProtocolError(
     ProtocolErrorCode.RATE_LIMITED, "too many messages from this seat; slow down"
 )
+# A socket that keeps sending after this many bursts' worth of refusals in a row is
+# closed with 1008 (policy violation): a person never does that, a flood always does.
+_FLOOD_FACTOR = 4
+_FLOODING = 1008
 # A WebSocket refused before its handshake (cross-site origin) gets HTTP 403.
 _ORIGIN_REFUSED = 4403
 
@@ -452,15 +456,23 @@ async def _read_loop(
     max_bytes: int,
     limiter: RateLimiter,
 ) -> None:
-    seat = (room.id, conn.seat)  # a seat's sockets share one allowance
+    # A seat's sockets share one allowance; each spectator has its own.
+    key: object = (room.id, conn.seat) if conn.seat != SPECTATOR else conn
+    refused_in_a_row = 0
     while True:
         frame = await _receive_frame(websocket)
         if frame is None:
             return
-        if not limiter.allow(seat):
+        if not limiter.allow(key):
             metrics.rate_limited("actions")
+            refused_in_a_row += 1
+            if refused_in_a_row > _FLOOD_FACTOR * limiter.burst:
+                # Not a fast player but a flood: stop spending work on its frames.
+                conn.shut(_FLOODING, "flooding: too many messages, slow down")
+                return
             conn.push_frame(presenter.error_frame(_TOO_FAST, room.version))
             continue
+        refused_in_a_row = 0
         if conn.seat == SPECTATOR:
             conn.push_frame(presenter.read_watching(frame, max_bytes, version=room.version))
             continue

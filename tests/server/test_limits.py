@@ -232,6 +232,10 @@ def test_a_seat_sending_too_fast_gets_rate_limited_and_keeps_its_socket(
     time.sleep(1.0)
     ws.send_json({"type": "ping"})
     assert ws.recv_json("pong")["type"] == "pong"
+    # A flood, not a fast player: past four bursts' worth of refusals in a row, closed.
+    for _ in range(60):
+        ws.send_json({"type": "ping"})
+    assert ws.close_code() == 1008
     ws.close()
 
 
