@@ -28,8 +28,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import multiprocessing
 import os
+import queue
 import random
 import shutil
 import socket
@@ -51,7 +54,8 @@ from bench.fuzz_frames import frames, leaked_cards
 
 __all__ = ["main"]
 
-Attack = Callable[["Target", threading.Event, dict[str, int]], None]
+# An attack runs until its stop event (threading or multiprocessing) is set.
+Attack = Callable[["Target", Any, dict[str, int]], None]
 
 
 class Target:
@@ -133,7 +137,7 @@ def _mask(payload: bytes, mask: bytes) -> bytes:
     return (int.from_bytes(payload, "big") ^ key).to_bytes(len(payload), "big")
 
 
-def loop_until(stop: threading.Event, body: Callable[[], None]) -> None:
+def loop_until(stop: Any, body: Callable[[], None]) -> None:
     while not stop.is_set():
         try:
             body()
@@ -144,7 +148,7 @@ def loop_until(stop: threading.Event, body: Callable[[], None]) -> None:
 # --- the attacks -----------------------------------------------------------------
 
 
-def compressed(target: Target, stop: threading.Event, counts: dict[str, int]) -> None:
+def compressed(target: Target, stop: Any, counts: dict[str, int]) -> None:
     table = target.create_table("127.0.0.2")
     big = json.dumps({"type": "ping", "pad": "a" * 1_000_000}).encode()
 
@@ -161,7 +165,7 @@ def compressed(target: Target, stop: threading.Event, counts: dict[str, int]) ->
     loop_until(stop, once)
 
 
-def non_readers(target: Target, stop: threading.Event, counts: dict[str, int]) -> None:
+def non_readers(target: Target, stop: Any, counts: dict[str, int]) -> None:
     socks: list[socket.socket] = []
     while not stop.is_set() and len(socks) < 40:
         table = target.create_table(f"127.0.1.{len(socks) + 1}")
@@ -185,7 +189,7 @@ def non_readers(target: Target, stop: threading.Event, counts: dict[str, int]) -
 
 
 def _holders(count: int, first_octet: int, payload: bytes | None) -> Attack:
-    def attack(target: Target, stop: threading.Event, counts: dict[str, int]) -> None:
+    def attack(target: Target, stop: Any, counts: dict[str, int]) -> None:
         socks: dict[int, socket.socket] = {}
         while not stop.is_set():
             for i in range(count):
@@ -212,7 +216,7 @@ def _holders(count: int, first_octet: int, payload: bytes | None) -> Attack:
     return attack
 
 
-def bot_speed(target: Target, stop: threading.Event, counts: dict[str, int]) -> None:
+def bot_speed(target: Target, stop: Any, counts: dict[str, int]) -> None:
     table = target.create_table("127.0.3.1", humans=2, bots=["normal"])
     assert table is not None
     sock = ws_open(target, "127.0.3.1", table)
@@ -235,7 +239,7 @@ def bot_speed(target: Target, stop: threading.Event, counts: dict[str, int]) -> 
     sock.close()
 
 
-def tables(target: Target, stop: threading.Event, counts: dict[str, int]) -> None:
+def tables(target: Target, stop: Any, counts: dict[str, int]) -> None:
     def once() -> None:
         made = target.create_table("127.0.4.1")
         key = "created" if made is not None else "refused"
@@ -244,7 +248,7 @@ def tables(target: Target, stop: threading.Event, counts: dict[str, int]) -> Non
     loop_until(stop, once)
 
 
-def fuzz(target: Target, stop: threading.Event, counts: dict[str, int]) -> None:
+def fuzz(target: Target, stop: Any, counts: dict[str, int]) -> None:
     def one(n: int) -> None:
         table = target.create_table(f"127.0.5.{n}", deals=10)
         assert table is not None
@@ -366,17 +370,27 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         for name, attack in ATTACKS.items():
             if args.only and name not in args.only:
                 continue
-            stop = threading.Event()
-            counts: dict[str, int] = {}
-            thread = None
+            # The attacker runs in its own process, so it competes with the honest
+            # client for CPU as a remote attacker would, not for this process's GIL.
+            context = multiprocessing.get_context("fork")
+            stop = context.Event()
+            results: multiprocessing.Queue[dict[str, int]] = context.Queue()
+            process = None
             if attack is not None:
-                thread = threading.Thread(target=attack, args=(target, stop, counts), daemon=True)
-                thread.start()
+                process = context.Process(
+                    target=_attack_process, args=(attack, target, stop, results)
+                )
+                process.start()
                 time.sleep(1.0)  # let the attack build up
             latencies = asyncio.run(honest(server.url, table, args.seconds))
             stop.set()
-            if thread is not None:
-                thread.join(30)
+            counts: dict[str, int] = {}
+            if process is not None:
+                with contextlib.suppress(queue.Empty):
+                    counts = results.get(timeout=60)
+                process.join(30)
+                if process.is_alive():
+                    process.kill()
             latencies.sort()
             rows.append(
                 {
@@ -402,6 +416,16 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         print(json.dumps(rows[-1]), flush=True)
         shutil.rmtree(workdir, ignore_errors=True)
     return rows
+
+
+def _attack_process(
+    attack: Attack, target: Target, stop: Any, results: multiprocessing.Queue[dict[str, int]]
+) -> None:
+    counts: dict[str, int] = {}
+    try:
+        attack(target, stop, counts)
+    finally:
+        results.put(counts)
 
 
 def _healthz(url: str) -> int:

@@ -57,6 +57,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+# Seconds a closing WebSocket waits for the peer's close frame before the TCP close.
+WS_CLOSE_TIMEOUT = 2.0
 # Connections the kernel queues for us, and that asyncio may accept in one go
 # before any of them reaches the guard (it accepts up to ``backlog`` per wake-up).
 LISTEN_BACKLOG = 128
@@ -348,6 +350,9 @@ def protocol_classes(limits: Limits) -> tuple[type[asyncio.Protocol], type[async
                 self.transport.abort()
                 return
             self._drain = _DrainDeadline(self.loop, limits.send_timeout)
+            # After our close frame, wait this long for the peer's (uvicorn: 10 s); a
+            # flooding client's frames are still read and dropped until then.
+            self.close_timeout = WS_CLOSE_TIMEOUT
 
         def connection_lost(self, exc: Exception | None) -> None:
             if self._drain is not None:
