@@ -174,7 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(and its decision times are not held to the budget)",
     )
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--save", help="write each deal's points per level to this JSON-lines file")
+    ap.add_argument(
+        "--save", help="write each deal's points per level to this JSON-lines file, as it ends"
+    )
     ap.add_argument(
         "--against",
         help="a --save file of another run on the same deals: print the paired difference",
@@ -201,9 +203,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             for d in range(args.deals)
         ]
+        save = open(args.save, "w") if args.save else None  # noqa: SIM115 - closed below
         for fut in futures:
             records.append(fut.result())
             done = len(records)
+            if save is not None:
+                # Line by line, so a run stopped early still leaves its deals.
+                save.write(json.dumps({"deal": done - 1, "points": records[-1].points}) + "\n")
+                save.flush()
             if done % step == 0 or done == args.deals:
                 spent = time.monotonic() - start
                 eta = spent / done * (args.deals - done)
@@ -220,10 +227,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"load={' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
     print(summarise(records, levels, args.budget))
-    if args.save:
-        with open(args.save, "w") as out:
-            for d, r in enumerate(records):
-                out.write(json.dumps({"deal": d, "points": r.points}) + "\n")
+    if save is not None:
+        save.close()
     if args.against:
         print(paired(records, args.against))
     return 0
