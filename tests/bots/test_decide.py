@@ -9,7 +9,7 @@ import pytest
 
 import server.bots as bots
 from server.bots import BotAction, decide, is_legal
-from server.engine import PRESETS, Pass, SeatView, apply, new_match, seat_view
+from server.engine import PRESETS, Pass, Play, SeatView, apply, new_match, seat_view
 
 
 @pytest.fixture
@@ -91,3 +91,17 @@ async def test_a_failing_strong_bot_plays_the_normal_bots_choice(
         assert await decide("strong", 7, view, 0.1) == expected
         apply(state, expected)
     assert "pool is gone" in caplog.text
+
+
+def test_a_first_play_without_the_three_of_spades_is_not_legal_for_a_bot() -> None:
+    # Another 3 reads the same in rank space ("3" is in view.legal); only the card differs.
+    for seed in range(50):
+        state = new_match(PRESETS["classic"], seed, 1)
+        view = seat_view(state, state.deal.turn)
+        other_threes = [c for c in view.hand if c[0] == "3" and c != "3S"]
+        if view.must_include == "3S" and other_threes:
+            assert "3" in view.legal
+            assert not is_legal(view, Play(seat=view.seat, cards=[other_threes[0]]))
+            assert is_legal(view, Play(seat=view.seat, cards=["3S"]))
+            return
+    pytest.fail("no opening hand with two 3s among the seeds tried")
