@@ -28,6 +28,7 @@ from .combos import (
     BOMB,
     KIND_NAMES,
     SINGLE,
+    UNIT,
     Counts,
     Reading,
     best_reading,
@@ -226,7 +227,7 @@ def _why_illegal(
 
 
 def _bombs(locked: Counts) -> set[Counts]:
-    return {4 << (4 * r) for r in range(11) if count_at(locked, r) == 4}
+    return {4 * UNIT[r] for r in range(11) if count_at(locked, r) == 4}
 
 
 def _take_over(deal: DealState, core: RankDeal) -> None:
