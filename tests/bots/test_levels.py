@@ -8,6 +8,7 @@ from server.bots import is_legal, make_bot
 from server.bots.base import Bot
 from server.engine import PRESETS, Play, apply, new_match, parse_card, seat_view
 from server.engine.combos import counts_of, counts_string
+from tests.engine.helpers import make_state
 
 PRESET_NAMES = sorted(PRESETS)
 
@@ -64,3 +65,12 @@ def test_easy_bot_follows_a_three_with_a_four_rather_than_its_two() -> None:
 def test_unknown_level_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown bot level"):
         make_bot("grandmaster", 1)
+
+
+@pytest.mark.parametrize("level", ["easy", "normal", "strong"])
+def test_every_level_goes_out_when_its_whole_hand_is_one_play(level: str) -> None:
+    # Leading with a straight: the lowest card alone would also be legal.
+    state = make_state(["3S 4H 5D 6C 7S", "9S TS", "JS QS"])
+    action = make_bot(level, 1, budget=0.01).choose(seat_view(state, 0))
+    assert isinstance(action, Play)
+    assert sorted(action.cards) == sorted(["3S", "4H", "5D", "6C", "7S"])
