@@ -159,6 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seats", default="strong,normal,easy", help="three levels, comma-separated")
     ap.add_argument("--deals", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--first-deal", type=int, default=0, help="play deals first..first+deals-1 of the seed"
+    )
     ap.add_argument("--rules", default="classic", choices=sorted(PRESETS))
     ap.add_argument("--budget", type=float, default=DEFAULT_BUDGET, help="strong seconds/decision")
     ap.add_argument(
@@ -201,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.work_rate,
                 not args.no_clock,
             )
-            for d in range(args.deals)
+            for d in range(args.first_deal, args.first_deal + args.deals)
         ]
         save = open(args.save, "w") if args.save else None  # noqa: SIM115 - closed below
         for fut in futures:
@@ -209,7 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             done = len(records)
             if save is not None:
                 # Line by line, so a run stopped early still leaves its deals.
-                save.write(json.dumps({"deal": done - 1, "points": records[-1].points}) + "\n")
+                deal_no = args.first_deal + done - 1
+                save.write(json.dumps({"deal": deal_no, "points": records[-1].points}) + "\n")
                 save.flush()
             if done % step == 0 or done == args.deals:
                 spent = time.monotonic() - start
@@ -221,6 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
     print(
         f"rules={args.rules} seats={args.seats} deals={args.deals} seed={args.seed} "
+        f"first-deal={args.first_deal} "
         f"assignments={len(assignments(levels))} budget={args.budget}s "
         f"work-rate={args.work_rate:.0f}{' no-clock' if args.no_clock else ''} "
         f"workers={args.workers} wall={time.monotonic() - start:.0f}s "
@@ -230,11 +235,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if save is not None:
         save.close()
     if args.against:
-        print(paired(records, args.against))
+        print(paired(records, args.against, args.first_deal))
     return 0
 
 
-def paired(records: list[DealRecord], path: str) -> str:
+def paired(records: list[DealRecord], path: str, first_deal: int = 0) -> str:
     """Per level, this run's points per deal minus those of the run saved in ``path``.
 
     The same deals with the same seats: the cards' luck cancels, so the
@@ -244,7 +249,11 @@ def paired(records: list[DealRecord], path: str) -> str:
         other = {row["deal"]: row["points"] for row in map(json.loads, f)}
     lines = []
     for lv in records[0].points:
-        diffs = [r.points[lv] - other[d][lv] for d, r in enumerate(records) if d in other]
+        diffs = [
+            r.points[lv] - other[d][lv]
+            for d, r in enumerate(records, start=first_deal)
+            if d in other
+        ]
         if diffs:
             mean, ci = _mean_ci(diffs)
             lines.append(
