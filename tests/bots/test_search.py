@@ -11,7 +11,8 @@ from server.bots.observe import observe
 from server.bots.policy import normal_choice
 from server.bots.search import MOVES_PER_SECOND, SearchStats, search
 from server.bots.strong import StrongBot
-from server.engine import PRESETS, SeatView, apply, new_match, seat_view
+from server.engine import PRESETS, Play, SeatView, apply, new_match, parse_cards, seat_view
+from server.engine.players import counts_of
 
 
 class TickingClock:
@@ -148,3 +149,43 @@ def test_no_garbage_collection_runs_inside_a_strong_decision() -> None:
         gc.set_threshold(*threshold)
         gc.callbacks.remove(watch)
         gc.unfreeze()
+
+
+def exact_value(state_hands: list[int], obs_sim: object, play: int, seat: int) -> int:
+    """The deal score ``seat`` gets from here if it plays ``play`` and everyone then
+    plays perfectly for themselves, with the true hands known (max-n)."""
+    from server.bots.search import _Endgame, _Timer
+
+    sim = obs_sim.sim(state_hands)  # type: ignore[attr-defined]
+    sim.bomb = [0, 0, 0]
+    sim.play(play)
+    return _Endgame(10**9, _Timer(lambda: 0.0, 1.0)).value(sim)[seat]
+
+
+def test_in_late_positions_strong_chooses_better_than_normal_against_the_true_hands() -> None:
+    # The search must pick its best candidate, and the endgame must let each seat
+    # maximise its own score: with either turned round, strong does worse than normal.
+    strong_total = normal_total = positions = 0
+    for seed in range(120):
+        state = new_match(PRESETS["classic"], seed, 1)
+        bots = [make_bot("normal", seed) for _ in range(3)]
+        while state.deal.result is None:
+            view = seat_view(state, state.deal.turn)
+            if sum(view.counts) <= 12 and len(view.legal) >= 2:
+                obs = observe(view)
+                hands = [counts_of(h) for h in state.deal.hands]
+                strong = StrongBot(seed, budget=0.01, clock=lambda: 0.0)
+                strong_play = strong.choose(view)
+                normal_play = bots[view.seat].choose(view)
+                for action, bucket in ((strong_play, "s"), (normal_play, "n")):
+                    assert isinstance(action, Play)
+                    value = exact_value(hands, obs, counts_of(parse_cards(action.cards)), view.seat)
+                    if bucket == "s":
+                        strong_total += value
+                    else:
+                        normal_total += value
+                positions += 1
+                break
+            apply(state, bots[state.deal.turn].choose(view))
+    assert positions >= 20
+    assert strong_total >= normal_total
