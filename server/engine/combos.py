@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple, TypeAlias
 
-from .cards import RANKS, Card, card_rank
+from .cards import RANKS, Card, CardCode, card_rank, deck
 from .memo import memo
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "counts_of_ranks",
     "counts_string",
     "counts_tuple",
+    "deck_counts",
     "is_subset",
     "lowest_beating_top",
     "lowest_rank",
@@ -73,6 +74,16 @@ def counts_of(cards: Iterable[Card]) -> Counts:
     for c in cards:
         total += UNIT[card_rank(c)]
     return total
+
+
+_DECKS: dict[CardCode, Counts] = {}
+
+
+def deck_counts(removed_ace: CardCode) -> Counts:
+    """The whole deck without ``removed_ace`` (rules.removed_ace), as Counts."""
+    if removed_ace not in _DECKS:
+        _DECKS[removed_ace] = counts_of(deck(removed_ace))
+    return _DECKS[removed_ace]
 
 
 def counts_of_ranks(ranks: Iterable[int]) -> Counts:

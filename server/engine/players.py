@@ -24,7 +24,7 @@ Bots import the engine only from here and from the package (``server.engine``).
 
 from __future__ import annotations
 
-from .cards import HAND_SIZE, deck
+from .cards import HAND_SIZE
 from .combos import (
     AIRPLANE,
     BOMB,
@@ -49,6 +49,9 @@ from .combos import (
     lowest_beating_top,
     lowest_rank,
     rank_block,
+)
+from .combos import (
+    deck_counts as _deck_counts,
 )
 from .game import move_reading
 from .hints import rank_hints
@@ -94,12 +97,7 @@ __all__ = [
     "rank_hints",
 ]
 
-_DECKS: dict[str, Counts] = {}
-
 
 def deck_counts(rules: Rules) -> Counts:
     """The whole deck of a table with ``rules``, as Counts."""
-    key = rules.removed_ace
-    if key not in _DECKS:
-        _DECKS[key] = counts_of(deck(key))
-    return _DECKS[key]
+    return _deck_counts(rules.removed_ace)

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from .cards import RANKS, THREE_OF_SPADES, Card, card_code, parse_card
-from .combos import Counts, counts_of, counts_string
+from .combos import UNIT, Counts, counts_of, counts_string, counts_tuple, deck_counts
 from .errors import Reason
 from .game import legal_for
 from .hints import MAX_HINTS, rank_hints
@@ -210,9 +210,8 @@ def _own_result(r: DealResult) -> DealResult:
 
 def _counter(state: MatchState, hand: list[int]) -> dict[str, int]:
     """Per rank, what the two opponents still hold together."""
-    left = [4] * 11 + [3, 1]
-    for c in hand:
-        left[c >> 2] -= 1
+    # The hand is part of the deck, so the packed subtraction never borrows.
+    left = counts_tuple(deck_counts(state.rules.removed_ace) - counts_of(hand))
     # Every played code's first letter is its rank: count them in C, not card by card.
     played = "".join(["".join(move.cards) for move in state.deal.moves])[0::2]
     return {rank: left[r] - played.count(rank) for r, rank in enumerate(RANKS)}
@@ -227,5 +226,5 @@ def pick_cards(hand: list[str], ranks: str, must_include: str | None = None) -> 
             raise ValueError(f"the hand holds too few {ch!r} for {ranks!r}")
         wanted[RANKS.index(ch)] += 1
     # More than four of a rank is never in a hand; 15 still says "too few" in four bits.
-    play = sum(min(n, 15) << (4 * r) for r, n in enumerate(wanted))
+    play = sum(min(n, 15) * UNIT[r] for r, n in enumerate(wanted))
     return _pick(_by_rank([parse_card(c) for c in hand], must), play)
