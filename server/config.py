@@ -148,32 +148,6 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
                 "table_ttl_seconds",
                 f"table TTL must be at least {_MIN_TTL_SECONDS}s, not {self.table_ttl_seconds}s",
             )
-        if not 1024 <= self.max_frame_bytes <= _MAX_FRAME_BYTES:
-            raise ConfigError(
-                ConfigReason.BAD_VALUE,
-                "max_frame_bytes",
-                f"max frame size must be 1024..{_MAX_FRAME_BYTES} bytes, "
-                f"not {self.max_frame_bytes}",
-            )
-        if not 1 <= self.outgoing_queue_size <= 100_000:
-            raise ConfigError(
-                ConfigReason.BAD_VALUE,
-                "outgoing_queue_size",
-                f"outgoing queue size must be 1..100000, not {self.outgoing_queue_size}",
-            )
-        if not _MIN_LEASE_SECONDS <= self.lease_seconds <= _MAX_LEASE_SECONDS:
-            raise ConfigError(
-                ConfigReason.BAD_VALUE,
-                "lease_seconds",
-                f"lease must be {_MIN_LEASE_SECONDS}..{_MAX_LEASE_SECONDS} seconds, "
-                f"not {self.lease_seconds}",
-            )
-        if not 0 <= self.max_spectators <= 10_000:
-            raise ConfigError(
-                ConfigReason.BAD_VALUE,
-                "max_spectators",
-                f"max spectators must be 0..10000, not {self.max_spectators}",
-            )
         if self.log_level not in LOG_LEVELS:
             raise ConfigError(
                 ConfigReason.BAD_LOG_LEVEL,
@@ -216,7 +190,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 
 
 # Inclusive bounds of the numeric limits; the low ends keep a typo from disabling one.
-_RANGES: tuple[tuple[str, int, int], ...] = (
+_RANGES: tuple[tuple[str, float, float], ...] = (
+    ("max_frame_bytes", 1024, _MAX_FRAME_BYTES),
+    ("outgoing_queue_size", 1, 100_000),
+    ("lease_seconds", _MIN_LEASE_SECONDS, _MAX_LEASE_SECONDS),
+    ("max_spectators", 0, 10_000),
     ("max_connections", 16, 1_000_000),
     ("max_connections_per_client", 1, 1_000_000),
     ("request_timeout_seconds", 1, 3600),
