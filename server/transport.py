@@ -62,10 +62,13 @@ WS_CLOSE_TIMEOUT = 2.0
 # Connections the kernel queues for us, and that asyncio may accept in one go
 # before any of them reaches the guard (it accepts up to ``backlog`` per wake-up).
 LISTEN_BACKLOG = 128
-# File descriptors kept free when the connection cap is fitted to the limit: one
-# accept burst, plus what the process itself holds (Redis pool and pub/sub
-# connections, log files, the bots' worker pool: 60-100 in practice).
-FD_RESERVE = LISTEN_BACKLOG + 128
+# File descriptors kept free when the connection cap is fitted to the limit.  An
+# accepted socket reaches the guard two loop turns after accept() (asyncio hands it
+# to a task, which makes the transport, which schedules connection_made), and the
+# listener accepts a burst on each turn: up to three bursts are open before the
+# guard can refuse or evict for them.  Plus what the process itself holds (Redis
+# pool and pub/sub connections, log files, the bots' worker pool: 20-100).
+FD_RESERVE = 3 * LISTEN_BACKLOG + 128
 
 
 def raise_fd_limit() -> int:

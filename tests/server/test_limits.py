@@ -160,14 +160,14 @@ def test_one_address_cannot_take_more_than_its_share_of_connections(
 def test_a_flood_of_silent_connections_never_stops_healthz_or_a_join(
     server_process: ServerFactory,
 ) -> None:
-    # 400 file descriptors: 500 silent sockets would exhaust the process without the cap.
+    # 640 file descriptors: 700 silent sockets would exhaust the process without the cap.
     srv = server_process(start=False)
-    srv.argv = ["prlimit", "--nofile=400:400", *srv.argv]
+    srv.argv = ["prlimit", "--nofile=640:640", *srv.argv]
     srv.start()
     table = create_table(srv, seed=4)
     held: list[socket.socket] = []
     try:
-        for i in range(500):
+        for i in range(700):
             held.append(open_tcp(srv.port, f"127.0.0.{2 + i % 10}"))
         time.sleep(0.5)
         started = time.monotonic()
