@@ -59,6 +59,7 @@ __all__ = [
     "EmbeddedRedis",
     "EmbeddedRedisError",
     "EmbeddedRedisReason",
+    "exit_with_parent",
     "find_redis_server",
     "max_socket_path_bytes",
 ]
@@ -119,8 +120,8 @@ def find_redis_server() -> Path:
     )
 
 
-def _exit_with_parent() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that makes the child get SIGTERM when we die, or None.
+def exit_with_parent(sig: int = signal.SIGTERM) -> Callable[[], None] | None:
+    """A ``preexec_fn`` that makes the child get ``sig`` when we die, or None.
 
     PDEATHSIG fires when the *thread* that forked exits, not the process, so it
     is only safe from the main thread; elsewhere we go without it and say so.
@@ -144,10 +145,10 @@ def _exit_with_parent() -> Callable[[], None] | None:
     parent = os.getpid()
 
     def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
         # The parent may have died between fork and prctl: then nobody will signal us.
         if os.getppid() != parent:
-            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), sig)
 
     return preexec
 
@@ -175,7 +176,7 @@ class EmbeddedRedis:
     ``start()`` returns the ``unix://`` URL once the server answers PING;
     ``stop()`` shuts it down cleanly (SIGTERM = SHUTDOWN, then SIGKILL after
     ``stop_timeout``).  Also a context manager.  Call ``start()`` from the main
-    thread (see ``_exit_with_parent``).
+    thread (see ``exit_with_parent``).
     """
 
     def __init__(
@@ -489,7 +490,7 @@ class EmbeddedRedis:
             # The child keeps the data-dir lock until it has really exited.
             pass_fds=(self._lock_fd,),
             start_new_session=True,
-            preexec_fn=_exit_with_parent(),  # main thread only, see _exit_with_parent
+            preexec_fn=exit_with_parent(),  # main thread only, see exit_with_parent
         )
 
     def _wait_until_ready(self) -> None:
