@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -104,16 +105,30 @@ def game_socket_closed() -> None:
     _OPEN_SOCKETS.dec()
 
 
+# Labelled children, looked up once per label set: ``labels()`` costs a lock and
+# validation per call, paid on every action otherwise.  Label values come from
+# fixed sets (kinds, reason codes, levels, operations), so these stay small.
+_CHILDREN: dict[tuple[object, ...], Any] = {}
+
+
+def _child(metric: Counter | Histogram, *labels: str) -> Any:
+    key = (metric, *labels)
+    child = _CHILDREN.get(key)
+    if child is None:
+        child = _CHILDREN[key] = metric.labels(*labels)
+    return child
+
+
 def action_accepted(kind: str, *, by_bot: bool) -> None:
-    _ACTIONS.labels(kind, "bot" if by_bot else "human").inc()
+    _child(_ACTIONS, kind, "bot" if by_bot else "human").inc()
 
 
 def refused(reason: str) -> None:
-    _REFUSALS.labels(reason).inc()
+    _child(_REFUSALS, reason).inc()
 
 
 def rate_limited(limit: str) -> None:
-    _RATE_LIMITED.labels(limit).inc()
+    _child(_RATE_LIMITED, limit).inc()
 
 
 def observe_action_latency(seconds: float) -> None:
@@ -127,11 +142,11 @@ def redis_timed(op: str) -> Iterator[None]:
     try:
         yield
     finally:
-        _REDIS_LATENCY.labels(op).observe(time.perf_counter() - started)
+        _child(_REDIS_LATENCY, op).observe(time.perf_counter() - started)
 
 
 def bot_decided(level: str, seconds: float) -> None:
-    _BOT_DECISION.labels(level).observe(seconds)
+    _child(_BOT_DECISION, level).observe(seconds)
 
 
 def strong_bot_fell_back() -> None:

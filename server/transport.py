@@ -36,7 +36,7 @@ import struct
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -231,8 +231,8 @@ def _reset(transport: asyncio.BaseTransport) -> None:
         with contextlib.suppress(OSError):
             # Linger 0: close() discards unsent data instead of keeping an orphan around.
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    assert isinstance(transport, asyncio.WriteTransport)
-    transport.abort()
+    # Not an isinstance check: uvloop's transports do not subclass asyncio's.
+    cast(asyncio.WriteTransport, transport).abort()
 
 
 def _set_send_buffer(transport: asyncio.BaseTransport, size: int) -> None:
