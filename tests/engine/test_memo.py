@@ -44,20 +44,35 @@ def test_memo_refuses_to_wrap_a_function_with_keyword_only_parameters() -> None:
         memo(8)(pick)
 
 
-def test_a_full_memo_starts_over() -> None:
+def test_a_full_memo_drops_only_its_oldest_eighth() -> None:
     calls: list[int] = []
 
-    @memo(2)
+    @memo(16)
     def square(x: int) -> int:
         calls.append(x)
         return x * x
 
-    square(1)
-    square(2)
-    assert square.cache_len() == 2
-    square(3)  # full: cleared, then 3 stored
-    assert square.cache_len() == 1
-    square(1)
-    assert calls == [1, 2, 3, 1]
+    for x in range(16):
+        square(x)
+    assert square.cache_len() == 16
+    square(16)  # full: 0 and 1 (the oldest eighth) dropped, then 16 stored
+    assert square.cache_len() == 15
+    calls.clear()
+    for x in range(2, 17):
+        square(x)
+    assert calls == []  # every newer entry survived
+    square(0)
+    assert calls == [0]
     square.cache_clear()
     assert square.cache_len() == 0
+
+
+def test_a_tiny_full_memo_drops_at_least_one_entry() -> None:
+    @memo(2)
+    def square(x: int) -> int:
+        return x * x
+
+    square(1)
+    square(2)
+    square(3)
+    assert square.cache_len() == 2
