@@ -539,6 +539,7 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
         "load_after": [round(x, 2) for x in after.load],
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}",
+        "event_loop": after.usage.get("event_loop", "unknown"),
     }
 
 
@@ -601,8 +602,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result))
         return 0
-    print(f"machine: {result['machine']}; load average {result['load_before']} before, "
-          f"{result['load_after']} after")  # fmt: skip
+    print(f"machine: {result['machine']}, {result['event_loop']}; load average "
+          f"{result['load_before']} before, {result['load_after']} after")  # fmt: skip
     print(f"tables: {result['tables']} (1 scripted human thinking {args.think_ms:g} ms "
           f"+ 2 {args.bot_level} bots at 0 ms each)")  # fmt: skip
     print(f"played: {result['seconds']} s, {result['actions']} accepted actions "

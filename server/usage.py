@@ -8,6 +8,7 @@ additions per action; nothing here allocates per call.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Iterator
@@ -57,7 +58,17 @@ class Usage:
             "rss_bytes": _rss_bytes(),
             # Entries of the memo caches every table shares (each bounded by its maxsize).
             "shared_cache_entries": memo_sizes(),
+            # Which event loop runs the server (uvloop when installed, as it is by default).
+            "event_loop": _event_loop(),
         }
+
+
+def _event_loop() -> str:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return "none"
+    return f"{type(loop).__module__}.{type(loop).__qualname__}"
 
 
 def _rss_bytes() -> int:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -167,3 +169,12 @@ def test_serve_on_a_busy_port_fails_and_still_shuts_its_redis_down(tmp_path: Pat
     assert "is ready" not in finished.stdout
     assert not (tmp_path / SOCKET_NAME).exists()
     assert "ready to exit" in (tmp_path / "redis.log").read_text()
+
+
+def test_serve_runs_on_uvloop(server_process: ServerFactory) -> None:
+    # uvloop is a dependency because the same server spends less CPU per action on it
+    # (docs/performance.md); uvicorn would quietly fall back to asyncio's loop without it.
+    server = server_process(embedded=True)
+    with urllib.request.urlopen(f"{server.url}/api/usage", timeout=5) as response:
+        usage = json.loads(response.read())
+    assert usage["event_loop"].startswith("uvloop"), usage["event_loop"]
