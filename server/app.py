@@ -52,12 +52,10 @@ from server.rooms.updates import Closing
 from server.transport import TrustedProxies, client_address
 from server.usage import USAGE
 
-__all__ = ["JOIN_TIMEOUT_SECONDS", "MAX_BODY_BYTES", "create_app"]
+__all__ = ["MAX_BODY_BYTES", "create_app"]
 
 log = logging.getLogger(__name__)
 
-# A socket that has not sent its join by then is closed (4400).
-JOIN_TIMEOUT_SECONDS = 30.0
 MAX_BODY_BYTES = 4096
 _CLOSE_TIMEOUT_SECONDS = 2.0
 
@@ -331,9 +329,9 @@ async def _refuse(websocket: WebSocket, error: ServerError[Any]) -> None:
     await _close(websocket, CloseCode.PROTOCOL_ERROR, error.message[:120])
 
 
-async def _read_join(websocket: WebSocket, max_bytes: int) -> JoinMsg | None:
+async def _read_join(websocket: WebSocket, max_bytes: int, within: float) -> JoinMsg | None:
     try:
-        frame = await asyncio.wait_for(_receive_frame(websocket), JOIN_TIMEOUT_SECONDS)
+        frame = await asyncio.wait_for(_receive_frame(websocket), within)
     except TimeoutError:
         late = ProtocolError(ProtocolErrorCode.JOIN_REQUIRED, "no join message in time")
         await _refuse(websocket, late)
@@ -352,7 +350,9 @@ async def _serve_socket(websocket: WebSocket, services: _Services, settings: Set
     if services.node.draining:
         await _close(websocket, 1012, "server restarting, reconnect")
         return
-    join = await _read_join(websocket, settings.max_frame_bytes)
+    join = await _read_join(
+        websocket, settings.max_frame_bytes, float(settings.join_timeout_seconds)
+    )
     if join is None:
         return
     # The token is checked before anything is loaded or changed: a wrong one touches nothing.

@@ -121,6 +121,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     max_connections: int = 1000
     max_connections_per_client: int = 64
     request_timeout_seconds: int = 10
+    join_timeout_seconds: int = 30
     keepalive_timeout_seconds: int = 5
     send_timeout_seconds: int = 10
     send_buffer_bytes: int = 64 * 1024
@@ -198,6 +199,7 @@ _RANGES: tuple[tuple[str, float, float], ...] = (
     ("max_connections", 16, 1_000_000),
     ("max_connections_per_client", 1, 1_000_000),
     ("request_timeout_seconds", 1, 3600),
+    ("join_timeout_seconds", 1, 3600),
     ("keepalive_timeout_seconds", 1, 3600),
     ("send_timeout_seconds", 1, 3600),
     ("send_buffer_bytes", 4096, 64 * 1024 * 1024),
@@ -355,6 +357,8 @@ OPTIONS: tuple[Option, ...] = (
            "open TCP connections from one client address"),
     Option("request_timeout_seconds", "--request-timeout", "PAODEKUAI_REQUEST_TIMEOUT",
            "DURATION", parse_duration, "time a client has to send a whole HTTP request"),
+    Option("join_timeout_seconds", "--join-timeout", "PAODEKUAI_JOIN_TIMEOUT", "DURATION",
+           parse_duration, "time a game socket has to send its join after it opens"),
     Option("keepalive_timeout_seconds", "--keepalive-timeout", "PAODEKUAI_KEEPALIVE_TIMEOUT",
            "DURATION", parse_duration, "an idle keep-alive HTTP connection is closed after this"),
     Option("send_timeout_seconds", "--send-timeout", "PAODEKUAI_SEND_TIMEOUT", "DURATION",

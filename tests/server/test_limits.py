@@ -143,6 +143,21 @@ def test_silent_and_slowloris_connections_are_closed_after_the_request_timeout(
         slow.close()
 
 
+def test_a_game_socket_that_never_joins_is_closed_after_the_join_timeout(
+    server_process: ServerFactory,
+) -> None:
+    srv = server_process(args=["--join-timeout", "1"])
+    with connect(srv.ws_url) as ws:
+        # Waiting at most 10 s: the setting, not the 30 s default, decides when.
+        frame = json.loads(ws.recv(timeout=10))
+        assert frame["type"] == "error"
+        assert frame["code"] == "join_required"
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=10)
+        assert closed.value.rcvd is not None
+        assert closed.value.rcvd.code == 4400
+
+
 def test_one_address_cannot_take_more_than_its_share_of_connections(
     server_process: ServerFactory,
 ) -> None:
