@@ -4,12 +4,14 @@ Why not ``functools.lru_cache``: each of its entries is a linked-list node the
 cyclic garbage collector tracks, so a cache of a few hundred thousand entries
 makes every full collection pause the whole process for 50-200 ms (measured in
 the server under load).  A plain dict of immutable keys and values costs the
-collector almost nothing.  When full, the memo drops its oldest eighth (a dict
+collector almost nothing.  When full, the memo drops its oldest 1/32 (a dict
 keeps insertion order): for position-shaped keys a recent-use order buys
-little, and dropping a bounded slice keeps the pause bounded too.  Clearing a
+little, and dropping a small slice keeps the pause small too.  Clearing a
 full 2^18-entry memo at once frees a quarter of a million tuples in one go,
 about 60 ms with the process stopped: in the server every table waits for it,
-and in a strong bot's decision it overran the budget.
+and in a strong bot's decision it overran the budget (max 270 ms at a 100 ms
+budget; dropping an eighth at a time: 134-138 ms; 1/16: 113-119 ms; 1/32:
+108-113 ms, docs/bots.md).
 
 The wrapper is a plain closure taking positional arguments only: a keyword
 argument is refused (a ``TypeError``) rather than left out of the key, and a
@@ -24,7 +26,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any, Generic, ParamSpec, Protocol, TypeVar, cast
 
-__all__ = ["Memoised", "memo", "memo_name", "memo_sizes", "memos"]
+__all__ = ["EVICT_FRACTION", "Memoised", "memo", "memo_name", "memo_sizes", "memos"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -46,8 +48,8 @@ class Memoised(Protocol, Generic[P, R_co]):
         """How many entries the cache holds."""
 
 
-# A full memo drops this fraction of its entries, the oldest first.
-EVICT_FRACTION = 8
+# A full memo drops 1/EVICT_FRACTION of its entries, the oldest first.
+EVICT_FRACTION = 32
 
 
 def _drop_oldest(cache: dict[Any, Any], count: int) -> None:

@@ -84,6 +84,9 @@ def _runs(avail: tuple[int, ...], width: int, min_len: int) -> list[tuple[int, i
     return out
 
 
+# Every view sorts its seat's legal plays by this key; the distinct plays number
+# in the thousands, so the key is looked up rather than rebuilt rank by rank.
+@memo(1 << 16)
 def sort_key(play: Counts) -> tuple[int, ...]:
     """Rank-order key of a play's rank string: how lists of plays are sorted."""
     return tuple(r for r in range(13) for _ in range(count_at(play, r)))

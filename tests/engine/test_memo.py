@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.engine.memo import memo
+from server.engine.memo import EVICT_FRACTION, memo
 
 
 def test_memo_calls_the_function_once_per_distinct_arguments() -> None:
@@ -44,25 +44,26 @@ def test_memo_refuses_to_wrap_a_function_with_keyword_only_parameters() -> None:
         memo(8)(pick)
 
 
-def test_a_full_memo_drops_only_its_oldest_eighth() -> None:
+def test_a_full_memo_drops_only_its_oldest_slice() -> None:
     calls: list[int] = []
+    size = 4 * EVICT_FRACTION  # a full memo drops its oldest 4 entries
 
-    @memo(16)
+    @memo(size)
     def square(x: int) -> int:
         calls.append(x)
         return x * x
 
-    for x in range(16):
+    for x in range(size):
         square(x)
-    assert square.cache_len() == 16
-    square(16)  # full: 0 and 1 (the oldest eighth) dropped, then 16 stored
-    assert square.cache_len() == 15
+    assert square.cache_len() == size
+    square(size)  # full: 0..3 dropped, then this one stored
+    assert square.cache_len() == size - 3
     calls.clear()
-    for x in range(2, 17):
+    for x in range(4, size + 1):
         square(x)
     assert calls == []  # every newer entry survived
-    square(0)
-    assert calls == [0]
+    square(3)
+    assert calls == [3]
     square.cache_clear()
     assert square.cache_len() == 0
 
