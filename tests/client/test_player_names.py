@@ -35,7 +35,10 @@ def test_a_name_set_in_the_settings_is_what_the_other_seat_sees(
     # The host sits on the guest's left; the name arrives with the next state.
     guest.wait_for_selector("#seat-left-name:text-is('王小明')")
     assert host.inner_text("#me-label") == strings("en")["seat.you"]
-    # Kept across a reload, and not sent again when the table already has it.
+    # Kept across a reload, and not sent again when the table already has it.  The
+    # bot leads this deal: wait for its move first, so the version then stands still
+    # until a human acts (reading it before the bot's pause ended was a race).
+    host.wait_for_function("() => pdk.state().version >= 1")
     version = state(host)["version"]
     host.reload()
     wait_joined(host)
