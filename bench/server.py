@@ -387,7 +387,8 @@ def memo_bytes_per_entry(deals: int = 60) -> dict[str, float]:
         players = [bots.make_bot("normal", seed * 3 + s) for s in range(3)]
         while state.deal.result is None:
             seat = state.deal.turn
-            engine.apply(state, players[seat].choose(engine.seat_view(state, seat)))
+            view = engine.seat_view(state, seat, hints=engine.BOT_HINTS)
+            engine.apply(state, players[seat].choose(view))
     seen: set[int] = set()
     out: dict[str, float] = {}
     for m in every:

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from server.bots import make_bot
 from server.bots.search import MOVES_PER_SECOND
 from server.bots.strong import StrongBot
-from server.engine import PRESETS, Play, apply, new_match, seat_view
+from server.engine import BOT_HINTS, PRESETS, Play, apply, new_match, seat_view
 
 
 def main() -> int:
@@ -64,7 +64,7 @@ def main() -> int:
         ]
         while state.deal.result is None:
             turn = state.deal.turn
-            view = seat_view(state, turn)
+            view = seat_view(state, turn, hints=BOT_HINTS)
             bot = bots[turn]
             t0 = time.process_time()
             action = bot.choose(view)

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import NamedTuple
 
-from ..engine import PRESETS, Rules, apply, new_match, seat_view
+from ..engine import BOT_HINTS, PRESETS, Rules, apply, new_match, seat_view
 from . import DEFAULT_BUDGET, LEVELS, Bot, make_bot
 from .search import MOVES_PER_SECOND
 from .strong import StrongBot
@@ -84,7 +84,7 @@ def play_deal(
         bots = [_bot(lv, deal_seed * 7 + s, budget, work_rate, clock) for s, lv in enumerate(seats)]
         while state.deal.result is None:
             turn = state.deal.turn
-            view = seat_view(state, turn)
+            view = seat_view(state, turn, hints=BOT_HINTS)
             t0 = time.perf_counter()
             action = bots[turn].choose(view)
             times[seats[turn]].append(time.perf_counter() - t0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..engine import Pass, Play, SeatView
+from ..engine import Pass, Play, SeatView, pick_cards
 
 __all__ = ["Bot", "BotAction", "fallback_action"]
 
@@ -22,7 +22,10 @@ class Bot(Protocol):
 
 
 def fallback_action(view: SeatView) -> BotAction:
-    """A legal action from the view alone: the first hint, or a pass when allowed."""
+    """A legal action from the view alone: the first hint, else the first legal play
+    (a bot's view carries no hints), or a pass when nothing beats the table."""
     if view.hints:
         return Play(seat=view.seat, cards=list(view.hints[0]))
+    if view.legal:
+        return Play(seat=view.seat, cards=pick_cards(view.hand, view.legal[0], view.must_include))
     return Pass(seat=view.seat)

@@ -23,9 +23,18 @@ from .errors import EngineError, IllegalActionError, InvalidActionError, Reason
 from .game import MATCH_LENGTHS, apply, new_match, replay
 from .rules import PRESETS, Rules
 from .state import DealResult, DealState, MatchState, Move
-from .view import PublicView, SeatView, hints_for, pick_cards, public_view, seat_view
+from .view import (
+    BOT_HINTS,
+    PublicView,
+    SeatView,
+    hints_for,
+    pick_cards,
+    public_view,
+    seat_view,
+)
 
 __all__ = [
+    "BOT_HINTS",
     "MATCH_LENGTHS",
     "PRESETS",
     "RANKS",

@@ -21,7 +21,19 @@ from .moves import sort_key
 from .rules import Rules
 from .state import SEATS, DealResult, MatchState, Move
 
-__all__ = ["PublicView", "SeatView", "hints_for", "pick_cards", "public_view", "seat_view"]
+__all__ = [
+    "BOT_HINTS",
+    "PublicView",
+    "SeatView",
+    "hints_for",
+    "pick_cards",
+    "public_view",
+    "seat_view",
+]
+
+# A bot's view carries no hints: bots rank their own plays, and a failed bot falls
+# back on the view's legal list (``server.bots.fallback_action``).
+BOT_HINTS = 0
 
 
 class _Public(msgspec.Struct, gc=False, frozen=True):
@@ -62,6 +74,8 @@ class SeatView(_Public, gc=False, frozen=True):
     must_include: str | None
     can_pass: bool
     pass_reason: str | None
+    # The first few legal plays as concrete cards, the most sensible first (none in
+    # a bot's view: see ``seat_view``).
     hints: list[list[str]]
     counter: dict[str, int]
     # Once the deal is over (never before): the cards each seat still held, by seat.
@@ -96,8 +110,13 @@ def _public_fields(state: MatchState) -> dict[str, Any]:
     }
 
 
-def seat_view(state: MatchState, seat: int) -> SeatView:
-    """Everything ``seat`` may know, and nothing more: the public view plus its own hand."""
+def seat_view(state: MatchState, seat: int, *, hints: int = MAX_HINTS) -> SeatView:
+    """Everything ``seat`` may know, and nothing more: the public view plus its own hand.
+
+    ``hints`` caps the ranked plays the view carries.  A person's screen gets
+    ``MAX_HINTS``; a bot ranks its own plays, so its view carries ``BOT_HINTS``
+    (none): ranking every legal play is the costliest part of a view.
+    """
     if not 0 <= seat < SEATS:
         raise ValueError(f"seat {seat} does not exist")
     deal = state.deal
@@ -126,7 +145,7 @@ def seat_view(state: MatchState, seat: int) -> SeatView:
         must_include=must_include,
         can_pass=can_pass,
         pass_reason=pass_reason,
-        hints=_hints(state, seat, legal, MAX_HINTS),
+        hints=_hints(state, seat, legal, hints) if hints else [],
         counter=_counter(state, hand),
         revealed=_revealed(state),
     )

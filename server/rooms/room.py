@@ -445,10 +445,10 @@ class Room:
         action: BotAction = command.action
         if action.seat != command.seat:
             log.error("bot on seat %d answered for seat %d", command.seat, action.seat)
-            action = bots.fallback_action(self._view(command.seat))
+            action = bots.fallback_action(self._bot_view(command.seat))
         if not await self._commit(action, None, standin=standin):
             # decide() promises a legal play; if it breaks that promise the table must not stall.
-            fallback = bots.fallback_action(self._view(command.seat))
+            fallback = bots.fallback_action(self._bot_view(command.seat))
             await self._commit(fallback, None, standin=standin)
 
     async def _commit(
@@ -624,7 +624,7 @@ class Room:
         self._standin_task = asyncio.create_task(
             self._standin_move(
                 BotSeat(seat.seat, self.meta.standin_level),
-                self._view(seat.seat),
+                self._bot_view(seat.seat),
                 self._version,
                 command.turn,
                 pause,
@@ -672,11 +672,11 @@ class Room:
             # No pause to wait and under a millisecond of thinking: decide now and queue
             # the move behind whatever the inbox already holds, without a task per turn.
             seed = bot_seed(self.meta.seed, bot.seat, self._version, self.meta.secret)
-            action = bots.decide_now(bot.level, seed, self._view(bot.seat))
+            action = bots.decide_now(bot.level, seed, self._bot_view(bot.seat))
             self._inbox.put_nowait(BotMove(bot.seat, self._version, action))
             return
         self._bot_task = asyncio.create_task(
-            self._bot_turn(bot, self._view(bot.seat), self._version),
+            self._bot_turn(bot, self._bot_view(bot.seat), self._version),
             name=f"bot-{self.id}-{bot.seat}",
         )
 
@@ -693,6 +693,10 @@ class Room:
         if view is None:
             view = self._views[seat] = engine.seat_view(self._state, seat)
         return view
+
+    def _bot_view(self, seat: int) -> SeatView:
+        # Built once per turn (a refused move's fallback rebuilds it): nothing to cache.
+        return engine.seat_view(self._state, seat, hints=engine.BOT_HINTS)
 
     def _hints(self, seat: int) -> list[list[str]]:
         # The view carries only the first few hints; cycling reaches every legal play.

@@ -9,7 +9,16 @@ import pytest
 
 import server.bots as bots
 from server.bots import BotAction, decide, is_legal
-from server.engine import PRESETS, Pass, Play, SeatView, apply, new_match, seat_view
+from server.engine import (
+    BOT_HINTS,
+    PRESETS,
+    Pass,
+    Play,
+    SeatView,
+    apply,
+    new_match,
+    seat_view,
+)
 
 
 @pytest.fixture
@@ -20,8 +29,9 @@ def worker_pool() -> Iterator[None]:
 
 
 def opening_view() -> SeatView:
+    # As rooms hand it to bots: without hints, so a fallback works from the legal list.
     state = new_match(PRESETS["classic"], 21, 1)
-    return seat_view(state, state.deal.turn)
+    return seat_view(state, state.deal.turn, hints=BOT_HINTS)
 
 
 async def test_strong_bot_decides_in_a_worker_and_leaves_no_process_behind(
@@ -105,3 +115,16 @@ def test_a_first_play_without_the_three_of_spades_is_not_legal_for_a_bot() -> No
             assert is_legal(view, Play(seat=view.seat, cards=["3S"]))
             return
     pytest.fail("no opening hand with two 3s among the seeds tried")
+
+
+@pytest.mark.parametrize("preset", ["classic", "sixteen", "kawu"])
+def test_the_fallback_from_a_bots_view_is_always_a_legal_action(preset: str) -> None:
+    # A bot's view has no hints: the fallback must still find a play the engine takes,
+    # the 3 of spades included on a match's first play.
+    for seed in range(8):
+        state = new_match(PRESETS[preset], seed, 1)
+        while state.deal.result is None:
+            view = seat_view(state, state.deal.turn, hints=BOT_HINTS)
+            action = bots.fallback_action(view)
+            assert is_legal(view, action)
+            apply(state, action)

@@ -309,3 +309,25 @@ def test_once_the_deal_is_over_every_seat_sees_the_cards_the_others_still_held(
         # Spectators are not shown the hands: the public view stays card-free.
         assert not hasattr(engine.public_view(state), "revealed")
     assert ended == 4  # every deal but the last is followed by NextDeal
+
+
+@pytest.mark.parametrize("preset", ["classic", "sixteen", "kawu"])
+def test_a_bots_view_is_the_persons_view_without_the_hints(preset: str) -> None:
+    compared = 0
+    for seed in range(12):
+        state = _mid_game(preset, seed, 2 * seed)
+        for seat in range(3):
+            person = engine.seat_view(state, seat)
+            bot = engine.seat_view(state, seat, hints=engine.BOT_HINTS)
+            assert bot.hints == []
+            assert msgspec.structs.replace(person, hints=[]) == bot
+            compared += bool(person.hints)
+    assert compared >= 4  # seats to move that had a play to hint
+
+
+def test_a_view_carries_at_most_the_hints_asked_for() -> None:
+    state = engine.new_match(engine.PRESETS["sixteen"], 5)
+    seat = state.deal.turn
+    full = engine.seat_view(state, seat)
+    assert len(full.hints) == engine.view.MAX_HINTS < len(full.legal)
+    assert engine.seat_view(state, seat, hints=3).hints == full.hints[:3]
