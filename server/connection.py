@@ -84,3 +84,6 @@ class Connection:
         while True:
             frame = await self._queue.get()
             await self._send(frame)
+            # Not held while waiting for the next one: a seat's last frame is a few KiB,
+            # and every live table has a socket waiting here.
+            del frame

@@ -44,6 +44,7 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 
 from server import metrics
 from server.config import Settings
+from server.inbox import Inbox
 
 __all__ = [
     "ConnectionGuard",
@@ -345,6 +346,20 @@ def protocol_classes(limits: Limits) -> tuple[type[asyncio.Protocol], type[async
 
     class GuardedWebSocket(_DrainOrAbort, WebSocketsSansIOProtocol, _Guarded):
         _bad_utf8_logged = False
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # uvicorn's receive queue has one consumer (the app's read loop) and holds
+            # one message at a time (reading pauses until the app takes it): an
+            # ``Inbox`` does that in a tenth of an ``asyncio.Queue``'s memory.
+            self.queue = Inbox()  # type: ignore[assignment]
+
+        async def send(self, message: Any) -> None:
+            await super().send(message)
+            if message["type"] == "websocket.accept":
+                # The handshake's request and response (both with all their headers)
+                # are never read again; a long-lived socket need not hold them.
+                self.request = self.response = None  # type: ignore[assignment]
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             super().connection_made(transport)

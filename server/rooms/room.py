@@ -112,6 +112,41 @@ class RoomClosed(Exception):
 class Room:
     """One live table: the only owner of its ``MatchState``, fed through one inbox."""
 
+    # A thousand live tables each hold one: a slotted instance keeps no attribute dict.
+    __slots__ = (
+        "_all_hints",
+        "_away_since",
+        "_bot_speed_ms",
+        "_bot_task",
+        "_bots",
+        "_clock",
+        "_emote_limits",
+        "_fairness",
+        "_hint_next",
+        "_humans",
+        "_idle_seconds",
+        "_idle_timer",
+        "_inbox",
+        "_match_no",
+        "_max_spectators",
+        "_on_closed",
+        "_public",
+        "_spectators",
+        "_standin_task",
+        "_standin_timer",
+        "_standin_turn",
+        "_state",
+        "_store",
+        "_task",
+        "_turn_version",
+        "_version",
+        "_views",
+        "closed",
+        "id",
+        "lease",
+        "meta",
+    )
+
     def __init__(
         self,
         meta: TableMeta,
