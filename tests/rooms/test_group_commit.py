@@ -6,10 +6,13 @@ import asyncio
 
 import pytest
 import redis.asyncio as aioredis
+from hypothesis import given
+from hypothesis import strategies as st
+from redis.asyncio.connection import Connection
 from room_helpers import lease_of, log_of, new_table
 
 from server.engine import Pass, Play
-from server.rooms.group_commit import MAX_IN_FLIGHT, GroupCommit
+from server.rooms.group_commit import MAX_IN_FLIGHT, GroupCommit, pack_commands
 from server.rooms.store import Lease, LeaseLost, TableStore, VersionConflict
 
 
@@ -111,3 +114,46 @@ async def test_lease_renewals_of_many_tables_share_pipelines_with_appends(
     assert isinstance(results[7], LeaseLost)
     assert [r for i, r in enumerate(results) if i != 7] == [None] * 29 + [1] * 20
     assert group_commit(store).pipelines - before <= MAX_IN_FLIGHT + 1
+
+
+_args = st.one_of(
+    st.binary(max_size=300),
+    st.text(max_size=100),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+
+
+_command = st.tuples(st.sampled_from(["EVALSHA", "SET", "GET"]), st.lists(_args, max_size=8))
+
+
+@given(st.lists(_command, min_size=1, max_size=6))
+def test_the_pipeline_packer_writes_exactly_what_redis_py_would(
+    made: list[tuple[str, list[object]]],
+) -> None:
+    commands = [[name, *args] for name, args in made]
+    reference = Connection().pack_commands(commands)
+    assert pack_commands(commands) == b"".join(bytes(part) for part in reference)
+
+
+@pytest.mark.parametrize("arg", [True, None, [1], 1j])
+def test_the_pipeline_packer_refuses_what_redis_py_refuses(arg: object) -> None:
+    with pytest.raises(TypeError, match="cannot send"):
+        pack_commands([("SET", "k", arg)])
+
+
+async def test_flushers_keep_their_connections_instead_of_going_back_to_the_pool(
+    store: TableStore,
+) -> None:
+    leases = await tables(store, 8)
+    for version in range(5):
+        assert (
+            await asyncio.gather(*(store.append(lease, version, Pass(seat=1)) for lease in leases))
+            == [version + 1] * 8
+        )
+    kept = group_commit(store)._idle
+    assert 1 <= len(kept) <= MAX_IN_FLIGHT
+    # The same connections go on serving: the pool lent no others meanwhile.
+    before = set(map(id, kept))
+    await asyncio.gather(*(store.append(lease, 5, Pass(seat=1)) for lease in leases))
+    assert set(map(id, group_commit(store)._idle)) <= before
