@@ -190,10 +190,7 @@ class Registry:
         while True:
             await asyncio.sleep(period)
             rooms = [r for r in self._rooms.values() if not r.closed]
-            results = await asyncio.gather(
-                *(self._store.renew(r.lease, self._lease_ms) for r in rooms),
-                return_exceptions=True,
-            )
+            results = await self._store.renew_all([r.lease for r in rooms], self._lease_ms)
             for room, result in zip(rooms, results, strict=True):
                 if isinstance(result, LeaseLost):
                     log.warning("table %s: taken over by another process; closing", room.id)

@@ -28,6 +28,7 @@ acknowledged before Redis holds it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from dataclasses import dataclass
@@ -315,6 +316,26 @@ class TableStore:
         """Extend ``lease`` by ``lease_ms``; ``LeaseLost`` when another process took it."""
         await self._fenced(self._renew, lease, ["lease"], [lease.owner, lease_ms])
 
+    async def renew_all(self, leases: list[Lease], lease_ms: int) -> list[Exception | None]:
+        """``renew`` each of ``leases``: for each, None or the error it got (never raises
+        for one table's sake).  Still one fenced script per table, sent together."""
+        if self._batch is None:
+            done = await asyncio.gather(
+                *(self.renew(lease, lease_ms) for lease in leases), return_exceptions=True
+            )
+            # renew() raised LeaseLost or TableGone itself; 0 is its script's "renewed".
+            return [
+                _fence_error(lease, 0 if r is None else r)
+                for lease, r in zip(leases, done, strict=True)
+            ]
+        batch = self._batch
+        answers = [
+            batch.submit(self._renew, *_fenced_call(lease, ["lease"], [lease.owner, lease_ms]))
+            for lease in leases
+        ]
+        results = await asyncio.gather(*answers, return_exceptions=True)
+        return [_fence_error(lease, r) for lease, r in zip(leases, results, strict=True)]
+
     async def release(self, lease: Lease) -> None:
         """Let others take the table at once (no-op when the number is no longer ours)."""
         with contextlib.suppress(LeaseLost):
@@ -361,10 +382,28 @@ class TableStore:
 
     async def _fenced(self, script: Any, lease: Lease, roles: list[str], args: list[Any]) -> int:
         """Run a ``fenced_script`` for ``lease``; raises ``LeaseLost`` / ``TableGone``."""
-        keys = [_key(lease.table_id, "fence")] + [_key(lease.table_id, r) for r in roles]
-        result = int(await self._run(script, keys, [lease.fence, *args]))
-        if result == _FENCED:
-            raise LeaseLost(lease)
-        if result == _GONE:
-            raise TableGone(f"table {lease.table_id} has expired")
+        result = int(await self._run(script, *_fenced_call(lease, roles, args)))
+        error = _fence_error(lease, result)
+        if error is not None:
+            raise error
         return result
+
+
+def _fenced_call(lease: Lease, roles: list[str], args: list[Any]) -> tuple[list[str], list[Any]]:
+    """Keys and arguments of a ``fenced_script`` call: the fence first, then the script's."""
+    keys = [_key(lease.table_id, "fence")] + [_key(lease.table_id, r) for r in roles]
+    return keys, [lease.fence, *args]
+
+
+def _fence_error(lease: Lease, result: object) -> Exception | None:
+    """What a ``fenced_script``'s ``result`` (or the error it got) means for its caller."""
+    if isinstance(result, BaseException):
+        if not isinstance(result, Exception):
+            raise result
+        return result
+    code = int(result)  # type: ignore[call-overload]
+    if code == _FENCED:
+        return LeaseLost(lease)
+    if code == _GONE:
+        return TableGone(f"table {lease.table_id} has expired")
+    return None

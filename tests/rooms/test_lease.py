@@ -98,3 +98,25 @@ async def test_the_holders_of_many_tables_are_read_in_one_call(store: TableStore
         None,
         None,
     ]
+
+
+@pytest.mark.parametrize("together", [True, False])
+async def test_renewing_many_leases_extends_the_live_ones_and_names_each_failure(
+    store: TableStore, redis_client: aioredis.Redis, together: bool
+) -> None:
+    metas = [(await new_table(store, seed=i))[0] for i in range(6)]
+    leases = [await store.acquire(m.id, "proc-a", 300) for m in metas]
+    assert all(isinstance(lease, Lease) for lease in leases)
+    live = [lease for lease in leases if isinstance(lease, Lease)]
+    await store.release(live[2])
+    await lease_of(store, metas[2].id, owner="proc-b")  # taken over meanwhile
+    await redis_client.delete(*[k async for k in redis_client.scan_iter(f"*{metas[4].id}*")])
+    if not together:  # as on Redis Cluster: one call each, no shared pipeline
+        store._batch = None
+    results = await store.renew_all(live, 5000)
+    assert [type(r).__name__ for r in results] == [
+        "NoneType", "NoneType", "LeaseLost", "NoneType", "LeaseLost", "NoneType"
+    ]  # fmt: skip
+    await asyncio.sleep(0.4)  # past the 300 ms the leases were taken for
+    for i in (0, 1, 3, 5):
+        assert await store.holder(metas[i].id) == Holder("proc-a", live[i].fence)
