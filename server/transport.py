@@ -354,12 +354,13 @@ def protocol_classes(limits: Limits) -> tuple[type[asyncio.Protocol], type[async
             # ``Inbox`` does that in a tenth of an ``asyncio.Queue``'s memory.
             self.queue = Inbox()  # type: ignore[assignment]
 
-        async def send(self, message: Any) -> None:
-            await super().send(message)
-            if message["type"] == "websocket.accept":
-                # The handshake's request and response (both with all their headers)
-                # are never read again; a long-lived socket need not hold them.
-                self.request = self.response = None  # type: ignore[assignment]
+        def start_keepalive(self) -> None:
+            # uvicorn calls this once, when the handshake's response has been sent: its
+            # request and response (with all their headers) are never read again, and
+            # a long-lived socket need not hold them.  (Not in ``send``: that is the
+            # path of every frame.)
+            self.request = self.response = None  # type: ignore[assignment]
+            super().start_keepalive()
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             super().connection_made(transport)
