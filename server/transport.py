@@ -358,7 +358,10 @@ def protocol_classes(limits: Limits) -> tuple[type[asyncio.Protocol], type[async
             # uvicorn calls this once, when the handshake's response has been sent: its
             # request and response (with all their headers) are never read again, and
             # a long-lived socket need not hold them.  (Not in ``send``: that is the
-            # path of every frame.)
+            # path of every frame.)  websockets' parser keeps the request object for the
+            # connection's life, so its headers are emptied rather than only let go;
+            # the app's copy of them is the scope's.
+            self.request.headers.clear()
             self.request = self.response = None  # type: ignore[assignment]
             super().start_keepalive()
 
