@@ -56,7 +56,7 @@ import websockets
 
 from server import engine
 from server.redis_embedded import exit_with_parent
-from server.rooms.log import BotSpeed, NewMatch, TableMeta, match_seed
+from server.rooms.log import Replay, TableMeta
 from server.rooms.store import TableStore
 
 __all__ = ["main"]
@@ -174,10 +174,9 @@ class Seen:
     frames: int = 0
     reconnects: int = 0
     actions: int = 0
-    # The audit's cursor: the stored state replayed up to ``audited`` entries.
+    # The audit's cursor: the stored table read up to ``audited`` entries.
     audited: int = -1
-    match: engine.MatchState | None = None
-    match_no: int = 0
+    replay: Replay | None = None
 
 
 async def create_table(url: str) -> tuple[str, str]:
@@ -268,26 +267,19 @@ class Audit:
         saw, since a client's frames come in version order (a reconnect starts at
         the current state), so later views are never behind it.
         """
-        if seen.match is None:
-            seed = match_seed(meta.seed, 0, meta.secret)
-            seen.match = engine.new_match(meta.rules, seed, meta.deals)
+        if seen.replay is None:
+            seen.replay = Replay(meta)
             seen.audited = 0
         top = max(views, default=0)
         self.lost += max(0, top - len(entries))
         self.behind += sum(len(v) for version, v in views.items() if version < seen.audited)
         for version in range(seen.audited, min(top, len(entries)) + 1):
             if version > seen.audited:
-                entry = entries[version - 1]
-                if isinstance(entry, NewMatch):
-                    seen.match_no += 1
-                    seed = match_seed(meta.seed, seen.match_no, meta.secret)
-                    seen.match = engine.new_match(meta.rules, seed, meta.deals)
-                elif not isinstance(entry, BotSpeed):
-                    engine.apply(seen.match, entry)
+                seen.replay.feed(entries[version - 1])
                 seen.audited = version
             if version not in views:
                 continue
-            state = seen.match
+            state = seen.replay.match
             want = msgspec.json.decode(msgspec.json.encode(engine.seat_view(state, 0)))
             others = {engine.card_code(c) for s in (1, 2) for c in state.deal.hands[s]}
             for raw in views[version]:

@@ -24,6 +24,7 @@ __all__ = [
     "BotSpeed",
     "LogEntry",
     "NewMatch",
+    "Replay",
     "RetiredToken",
     "SeatMeta",
     "TableMeta",
@@ -141,29 +142,69 @@ def bot_seed(table_seed: int, seat: int, version: int, secret: str = "") -> int:
     return _derive("bot", secret or table_seed, seat, version)
 
 
+class Replay:
+    """A table read forward from its log, one entry at a time: the one reading of entries.
+
+    A ``BotSpeed`` entry changes no game (it sets the speed only at or after
+    the meta's ``bot_speed_from``: later changes live in the meta), a
+    ``NewMatch`` starts the next match from ``match_seed``, and every other
+    entry is an engine action.  ``rebuild`` feeds a whole log and reads the
+    state once; an audit may read ``match`` after each entry.  Actions are
+    applied when ``match`` is read, so a finished match is never replayed.
+    """
+
+    def __init__(self, meta: TableMeta) -> None:
+        self._meta = meta
+        self.version = 0
+        self.match_no = 0
+        self.bot_speed_ms = meta.bot_speed_ms
+        # The version at which the current turn began (see ``TableState``).
+        self.turn_version = 0
+        self._match: engine.MatchState | None = None
+        self._pending: list[engine.Action] = []
+
+    def feed(self, entry: LogEntry) -> None:
+        """Read the next entry of the log."""
+        self.version += 1
+        if isinstance(entry, BotSpeed):
+            if self.version - 1 >= self._meta.bot_speed_from:
+                self.bot_speed_ms = entry.ms
+            return
+        self.turn_version = self.version
+        if isinstance(entry, NewMatch):
+            self.match_no += 1
+            self._match = None
+            self._pending = []
+        else:
+            self._pending.append(entry)
+
+    @property
+    def match(self) -> engine.MatchState:
+        """The match as of the entries fed so far (``EngineError`` on a corrupt log,
+        after which this replay is not to be read again)."""
+        if self._match is None:
+            meta = self._meta
+            seed = match_seed(meta.seed, self.match_no, meta.secret)
+            self._match = engine.new_match(meta.rules, seed, meta.deals)
+        pending, self._pending = self._pending, []
+        for action in pending:
+            engine.apply(self._match, action)
+        return self._match
+
+    def table(self) -> TableState:
+        """The whole table as of the entries fed so far."""
+        return TableState(
+            match=self.match,
+            match_no=self.match_no,
+            bot_speed_ms=self.bot_speed_ms,
+            version=self.version,
+            turn_version=self.turn_version,
+        )
+
+
 def rebuild(meta: TableMeta, entries: list[LogEntry]) -> TableState:
     """Replay a table from its meta and log (raises ``EngineError`` on a corrupt log)."""
-    match_no = 0
-    speed = meta.bot_speed_ms
-    turn_version = 0
-    actions: list[engine.Action] = []
-    for version, entry in enumerate(entries, start=1):
-        if isinstance(entry, BotSpeed):
-            if version - 1 >= meta.bot_speed_from:
-                speed = entry.ms
-            continue
-        turn_version = version
-        if isinstance(entry, NewMatch):
-            match_no += 1
-            actions = []
-        else:
-            actions.append(entry)
-    seed = match_seed(meta.seed, match_no, meta.secret)
-    state = engine.replay(meta.rules, seed, meta.deals, actions)
-    return TableState(
-        match=state,
-        match_no=match_no,
-        bot_speed_ms=speed,
-        version=len(entries),
-        turn_version=turn_version,
-    )
+    replay = Replay(meta)
+    for entry in entries:
+        replay.feed(entry)
+    return replay.table()

@@ -6,7 +6,15 @@ import pytest
 
 from server import engine
 from server.engine import NextDeal, Pass, Play
-from server.rooms.log import BotSpeed, LogEntry, NewMatch, bot_seed, match_seed, rebuild
+from server.rooms.log import (
+    BotSpeed,
+    LogEntry,
+    NewMatch,
+    Replay,
+    bot_seed,
+    match_seed,
+    rebuild,
+)
 from server.rooms.tables import CreateTableRequest, build_table
 
 
@@ -73,3 +81,18 @@ def test_derived_seeds_are_stable_and_distinct() -> None:
     assert bot_seed(42, 1, 10) == bot_seed(42, 1, 10)
     assert bot_seed(42, 1, 10) not in {bot_seed(42, 2, 10), bot_seed(42, 1, 11)}
     assert all(0 <= bot_seed(s, 1, 2) < 2**63 for s in range(20))
+
+
+def test_a_replay_read_after_every_entry_agrees_with_rebuilding_each_prefix() -> None:
+    # The chaos bench audits a table this way, entry by entry; rebuild reads a whole log.
+    meta, _ = build_table(CreateTableRequest(seed=7, deals=1, bot_speed_ms=300))
+    first = engine.new_match(meta.rules, meta.seed, meta.deals)
+    entries: list[LogEntry] = [BotSpeed(ms=900, seat=0), *play_out(first), NewMatch()]
+    second = engine.new_match(meta.rules, match_seed(meta.seed, 1), meta.deals)
+    entries += [*play_out(second)[:4], BotSpeed(ms=0, seat=1), NewMatch()]
+    replay = Replay(meta)
+    for version, entry in enumerate(entries, start=1):
+        replay.feed(entry)
+        assert replay.table() == rebuild(meta, entries[:version])
+    assert (replay.match_no, replay.bot_speed_ms) == (2, 0)
+    assert replay.turn_version == len(entries)
