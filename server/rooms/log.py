@@ -120,8 +120,9 @@ class TableState(msgspec.Struct):
     turn_version: int = 0
 
 
-def _derive(*parts: object) -> int:
-    digest = hashlib.sha256("/".join(str(p) for p in parts).encode()).digest()
+def _derive(text: str) -> int:
+    """A 63-bit seed from ``text`` (its parts joined by "/": the format is the seeds')."""
+    digest = hashlib.sha256(text.encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
 
 
@@ -133,13 +134,14 @@ def match_seed(table_seed: int, match_no: int, secret: str = "") -> int:
     with a chosen seed (no secret) deals its first match from that seed.
     """
     if secret:
-        return _derive("match", secret, match_no)
-    return table_seed if match_no == 0 else _derive("match", table_seed, match_no)
+        return _derive(f"match/{secret}/{match_no}")
+    return table_seed if match_no == 0 else _derive(f"match/{table_seed}/{match_no}")
 
 
 def bot_seed(table_seed: int, seat: int, version: int, secret: str = "") -> int:
     """A bot's seed for the decision it makes at ``version``: the same after a restart."""
-    return _derive("bot", secret or table_seed, seat, version)
+    # Every bot decision derives one: an f-string, not a join over a generator.
+    return _derive(f"bot/{secret or table_seed}/{seat}/{version}")
 
 
 class Replay:
