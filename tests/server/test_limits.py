@@ -368,6 +368,21 @@ def test_listed_origins_are_allowed_and_only_they(server_process: ServerFactory)
     own.close()
 
 
+@pytest.mark.parametrize("path", ["/", "/wsx", "/ws/", "/api/tables", "/healthz", "/index.html"])
+def test_a_websocket_anywhere_but_the_game_socket_is_refused_quietly(
+    server_process: ServerFactory, path: str
+) -> None:
+    srv = server_process()
+    for _ in range(3):
+        ws = RawWebSocket(srv.port, path=path)
+        assert ws.status == 403
+        ws.close()
+    game = RawWebSocket(srv.port)
+    assert game.status == 101
+    game.close()
+    assert "Traceback" not in srv.log_text()
+
+
 # --- 10. invalid UTF-8 ----------------------------------------------------------------
 
 

@@ -100,11 +100,12 @@ class RawWebSocket:
         source: str = "127.0.0.1",
         rcvbuf: int | None = None,
         extensions: str | None = None,
+        path: str = "/ws",
     ) -> None:
         self.sock = open_tcp(port, source, rcvbuf=rcvbuf)
         key = base64.b64encode(os.urandom(16)).decode()
         lines = [
-            "GET /ws HTTP/1.1",
+            f"GET {path} HTTP/1.1",
             f"Host: 127.0.0.1:{port}",
             "Upgrade: websocket",
             "Connection: Upgrade",
