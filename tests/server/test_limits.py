@@ -52,6 +52,13 @@ def drain(ws: ClientConnection) -> None:
 # --- 1. compressed-frame amplification ----------------------------------------------
 
 
+def send_then_drain(ws: ClientConnection, text: str) -> None:
+    """Send ``text``, then read until the server closes: it may refuse a frame (and
+    close) while the frame is still being sent, so either step may raise."""
+    ws.send(text)
+    drain(ws)
+
+
 def test_compression_is_not_offered_and_the_transport_refuses_frames_over_the_app_limit(
     server_process: ServerFactory,
 ) -> None:
@@ -67,9 +74,7 @@ def test_compression_is_not_offered_and_the_transport_refuses_frames_over_the_ap
         assert json.loads(ws.recv(timeout=10))["type"] == "state"
         # 1 MB of one byte would deflate to about 1 KB; uncompressed it is just too large.
         with pytest.raises(ConnectionClosed) as closed:
-            # The server may refuse the frame (and close) while it is still being sent.
-            ws.send(json.dumps({"type": "ping", "pad": "x" * 1_000_000}))
-            drain(ws)
+            send_then_drain(ws, json.dumps({"type": "ping", "pad": "x" * 1_000_000}))
     assert closed.value.rcvd is not None
     assert closed.value.rcvd.code == 1009
     assert srv.healthy()
