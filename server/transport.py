@@ -19,7 +19,9 @@ parsing; the subclasses here add the bounds a public server needs:
   Kernel send buffers are ``send_buffer_bytes``, so a non-reader holds little.
 - **WebSocket frames** are limited to ``max_frame_bytes`` by the transport and
   permessage-deflate is not offered: a compressed frame would let a client
-  make us inflate far more than it sent.
+  make us inflate far more than it sent.  A refused frame gets a close frame
+  with the reason (1009 for size) and the usual close handshake, bounded by
+  ``WS_CLOSE_TIMEOUT``, rather than a TCP reset that could hide the reason.
 - **Invalid UTF-8** in a text frame reaches the app as bytes, which the
   decoder refuses as malformed JSON; it is logged once per connection.
 """
@@ -381,6 +383,28 @@ def protocol_classes(limits: Limits) -> tuple[type[asyncio.Protocol], type[async
                 self._drain.resumed()
             guard.release(self.transport)
             super().connection_lost(exc)
+
+        def handle_parser_exception(self) -> None:
+            # A frame the protocol refuses (over ``max_frame_bytes``, malformed):
+            # send the close frame that says why (1009, 1002...) and wait for the
+            # peer as after any close of ours, instead of uvicorn's immediate TCP
+            # close.  Closing with the rest of the offending frame unread makes the
+            # kernel reset the connection, and a reset can destroy the close frame
+            # before the client reads it: the client would see a dropped connection,
+            # not the reason.  websockets discards whatever arrives from here on, and
+            # the close timeout bounds the wait.  uvicorn calls this again for each
+            # later chunk of data: the first call did everything.
+            if self.close_sent:
+                return
+            close = self.conn.close_sent
+            code, reason = (close.code, close.reason) if close is not None else (1002, "")
+            self.queue.put_nowait({"type": "websocket.disconnect", "code": code, "reason": reason})
+            self.transport.write(b"".join(self.conn.data_to_send()))
+            self.close_sent = True
+            if self.read_paused:
+                self.read_paused = False
+                self.transport.resume_reading()
+            self.close_timer = self.loop.call_later(self.close_timeout, self.transport.close)
 
         def send_receive_event_to_app(self) -> None:
             if self.curr_msg_data_type == "text":
