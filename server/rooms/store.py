@@ -31,8 +31,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 import msgspec
 import redis.asyncio as aioredis
@@ -294,9 +295,14 @@ class TableStore:
 
     async def _run(self, script: Any, keys: list[Any], args: list[Any]) -> Any:
         """Run ``script``, batched with other tables' calls where Redis is a single node."""
+        return await self._call(script, keys, args)
+
+    def _call(self, script: Any, keys: list[Any], args: list[Any]) -> Awaitable[Any]:
+        """``script``'s answer to await: queued on the group commit where Redis is a single
+        node (no task of its own), else a call of its own."""
         if self._batch is not None:
-            return await self._batch.run(script, keys, args)
-        return await script(keys=keys, args=args)
+            return self._batch.submit(script, keys, args)
+        return cast(Awaitable[Any], script(keys=keys, args=args))
 
     # --- ownership ---------------------------------------------------------------
 
@@ -319,18 +325,8 @@ class TableStore:
     async def renew_all(self, leases: list[Lease], lease_ms: int) -> list[Exception | None]:
         """``renew`` each of ``leases``: for each, None or the error it got (never raises
         for one table's sake).  Still one fenced script per table, sent together."""
-        if self._batch is None:
-            done = await asyncio.gather(
-                *(self.renew(lease, lease_ms) for lease in leases), return_exceptions=True
-            )
-            # renew() raised LeaseLost or TableGone itself; 0 is its script's "renewed".
-            return [
-                _fence_error(lease, 0 if r is None else r)
-                for lease, r in zip(leases, done, strict=True)
-            ]
-        batch = self._batch
         answers = [
-            batch.submit(self._renew, *_fenced_call(lease, ["lease"], [lease.owner, lease_ms]))
+            self._call(self._renew, *_fenced_call(lease, ["lease"], [lease.owner, lease_ms]))
             for lease in leases
         ]
         results = await asyncio.gather(*answers, return_exceptions=True)
