@@ -264,12 +264,8 @@ def create_app(
             metrics.refused("origin_not_allowed")
             await websocket.close(_ORIGIN_REFUSED)  # before accept: HTTP 403
             return
-        # The origin was the last thing a game socket reads from its handshake; a
-        # socket lives as long as its player stays, so it lets the headers go (about
-        # 1 KiB a table).  Read anything else a socket needs from them above this.
-        headers = websocket.scope.get("headers")
-        if isinstance(headers, list):  # uvicorn's; the ASGI spec allows any iterable
-            headers.clear()
+        # The transport lets the handshake's headers go once the socket is accepted
+        # (``transport.GuardedWebSocket.start_keepalive``): read them above this.
         await _serve_socket(websocket, services(), settings)
 
     async def http_error(request: Request, exc: Exception) -> Response:
