@@ -37,7 +37,7 @@ from .combos import (
     counts_of,
 )
 from .errors import IllegalActionError, InvalidActionError, Reason
-from .moves import locked_ranks
+from .moves import legal_plays, locked_ranks
 from .rankdeal import RankDeal, bomb_payment
 from .rules import Rules
 from .state import SEATS, DealResult, DealState, MatchState, Move
@@ -130,7 +130,14 @@ def legal_for(state: MatchState, seat: int) -> tuple[Counts, ...]:
     deal = state.deal
     if deal.result is not None or deal.turn != seat:
         return ()
-    return rank_deal(state).legal()
+    # Only the seat's own hand and the table matter: no whole ``RankDeal`` to build.
+    return legal_plays(
+        counts_of(deal.hands[seat]),
+        table_reading(deal),
+        _next_has_one(deal, seat),
+        deal.needs_three_of_spades,
+        state.rules.split_bombs,
+    )
 
 
 def apply(state: MatchState, action: Action) -> list[Event]:
