@@ -34,7 +34,7 @@ from server.cluster.connect import connect
 from server.cluster.forward import Forwarder
 from server.cluster.node import Node
 from server.config import Settings
-from server.connection import Connection
+from server.connection import Connection, SendNow
 from server.engine import EngineError
 from server.errors import ServerError
 from server.origins import origin_allowed
@@ -50,7 +50,7 @@ from server.rooms.store import Redis, StoreError, TableStore, TooManyTables
 from server.rooms.tables import CreateTableRequest
 from server.rooms.tokens import hash_token, seat_for_token, valid_table_id
 from server.rooms.updates import Closing
-from server.transport import TrustedProxies, client_address
+from server.transport import TrustedProxies, client_address, text_sender
 from server.usage import USAGE
 
 __all__ = ["GAME_SOCKET_PATH", "MAX_BODY_BYTES", "create_app"]
@@ -255,7 +255,7 @@ def create_app(
     async def metrics_endpoint(request: Request) -> Response:
         return Response(metrics.render(), media_type=metrics.CONTENT_TYPE)
 
-    async def game_socket(websocket: WebSocket) -> None:
+    async def game_socket(websocket: WebSocket, send_now: SendNow | None) -> None:
         if not origin_allowed(
             websocket.headers.get("origin"),
             websocket.headers.get("host"),
@@ -266,7 +266,7 @@ def create_app(
             return
         # The transport lets the handshake's headers go once the socket is accepted
         # (``transport.GuardedWebSocket.start_keepalive``): read them above this.
-        await _serve_socket(websocket, services(), settings)
+        await _serve_socket(websocket, services(), settings, send_now)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
@@ -307,7 +307,9 @@ class _GameApp(Starlette):
     it.  HTTP requests take the usual path; a WebSocket anywhere else is refused.
     """
 
-    def __init__(self, game_socket: Callable[[WebSocket], Awaitable[None]], **kw: Any) -> None:
+    def __init__(
+        self, game_socket: Callable[[WebSocket, SendNow | None], Awaitable[None]], **kw: Any
+    ) -> None:
         super().__init__(**kw)
         self._game_socket = game_socket
 
@@ -320,7 +322,8 @@ class _GameApp(Starlette):
                 await send({"type": "websocket.close", "code": 1008})
                 return
             scope["app"] = self
-            await self._game_socket(WebSocket(scope, receive=receive, send=send))
+            socket = WebSocket(scope, receive=receive, send=send)
+            await self._game_socket(socket, text_sender(send))
             return
         await super().__call__(scope, receive, send)
 
@@ -381,7 +384,9 @@ async def _read_join(websocket: WebSocket, max_bytes: int, within: float) -> Joi
         return None
 
 
-async def _serve_socket(websocket: WebSocket, services: _Services, settings: Settings) -> None:
+async def _serve_socket(
+    websocket: WebSocket, services: _Services, settings: Settings, send_now: SendNow | None
+) -> None:
     await websocket.accept()
     if services.node.draining:
         await _close(websocket, 1012, "server restarting, reconnect")
@@ -418,7 +423,7 @@ async def _serve_socket(websocket: WebSocket, services: _Services, settings: Set
     # The room keeps its own meta; this handler lives as long as the socket and need not.
     del meta
 
-    conn = Connection(seat, websocket.send_text, settings.outgoing_queue_size)
+    conn = Connection(seat, websocket.send_text, settings.outgoing_queue_size, send_now)
     writer = conn.start()
     try:
         room = await _attach(services.node, join.table, conn, token_hash)

@@ -1,8 +1,10 @@
 """One game socket's outgoing side: a bounded queue of frames and its writer task.
 
 A room never awaits a socket.  It hands each update to ``Connection.push``,
-which encodes it (``server.presenter``) and only enqueues; the writer task does
-the sending.  When a client falls so far behind that its bounded queue is
+which encodes it (``server.presenter``) and writes it at once when the socket
+can take it without waiting and no frame is ahead of it (the usual case: no
+task wakes per frame); otherwise it enqueues, and the writer task does the
+sending, in order.  When a client falls so far behind that its bounded queue is
 full, it is cut off (close code 4408) and may reconnect for a fresh full state.
 """
 
@@ -16,21 +18,28 @@ from server.inbox import Inbox
 from server.protocol import CloseCode
 from server.rooms.updates import Closing, Update
 
-__all__ = ["Connection", "Sender"]
+__all__ = ["Connection", "SendNow", "Sender"]
 
 Sender = Callable[[str], Awaitable[None]]
+# Writes a frame at once if the socket can take it without waiting; False if not.
+SendNow = Callable[[str], bool]
 
 
 class Connection:
     """One socket of one human seat, with a bounded outgoing queue (a room ``Listener``)."""
 
-    def __init__(self, seat: int, send: Sender, queue_size: int) -> None:
+    def __init__(
+        self, seat: int, send: Sender, queue_size: int, send_now: SendNow | None = None
+    ) -> None:
         if queue_size < 1:
             raise ValueError("the outgoing queue holds at least one frame")
         self._seat = seat
         self._send = send
+        self._send_now = send_now
         self._queue: Inbox[str] = Inbox(queue_size)
         self._writer: asyncio.Task[None] | None = None
+        # The writer holds a frame it has taken from the queue but not yet sent.
+        self._sending = False
         # Why the server ended this connection (a WebSocket close code), if it did.
         self.close_code: int | None = None
         self.close_reason = ""
@@ -60,6 +69,15 @@ class Connection:
         """Queue an encoded ``frame`` without waiting; False when the connection is cut off."""
         if not self.open:
             return False
+        # Nothing ahead of it: straight to the socket, unless the socket would make
+        # the sender wait (then the writer task takes it, in order, as any other).
+        if (
+            self._send_now is not None
+            and not self._sending
+            and self._queue.empty()
+            and self._send_now(frame)
+        ):
+            return True
         try:
             self._queue.put_nowait(frame)
         except asyncio.QueueFull:
@@ -83,7 +101,9 @@ class Connection:
     async def _write_loop(self) -> None:
         while True:
             frame = await self._queue.get()
+            self._sending = True
             await self._send(frame)
+            self._sending = False
             # Not held while waiting for the next one: a seat's last frame is a few KiB,
             # and every live table has a socket waiting here.
             del frame

@@ -36,13 +36,15 @@ import resource
 import socket
 import struct
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.protocol import State
+from websockets.server import ServerProtocol
 
 from server import metrics
 from server.config import Settings
@@ -50,11 +52,13 @@ from server.inbox import Inbox
 
 __all__ = [
     "ConnectionGuard",
+    "DirectText",
     "Limits",
     "TrustedProxies",
     "client_address",
     "protocol_classes",
     "raise_fd_limit",
+    "text_sender",
     "uvicorn_config",
 ]
 
@@ -270,6 +274,50 @@ class _DrainDeadline:
         _reset(transport)
 
 
+class DirectText:
+    """Mixin for the WebSocket protocol: a text frame written at once, without awaiting.
+
+    uvicorn's ASGI ``send`` is a coroutine that waits for the transport to be
+    writable and goes through the ASGI message dict; the game socket writes a
+    frame per action, and while output flows (the usual case) none of that has
+    to wait.  ``send_text_now`` writes exactly what ``send`` would write for a
+    ``websocket.send`` message, and refuses (False) in every case where ``send``
+    would wait or fail: the caller then takes the awaitable path, which waits or
+    raises as it always did.
+    """
+
+    conn: ServerProtocol
+    transport: asyncio.Transport
+    writable: asyncio.Event
+    handshake_complete: bool
+    close_sent: bool
+    disconnected: bool
+    initial_response: tuple[int, list[tuple[str, str]], bytes] | None
+
+    def send_text_now(self, text: str) -> bool:
+        """Write ``text`` as one text frame now; False when it must go the awaitable way."""
+        if (
+            not self.handshake_complete
+            or self.close_sent
+            or self.disconnected
+            or self.initial_response is not None
+            or not self.writable.is_set()
+            or self.conn.state is not State.OPEN
+            or self.transport.is_closing()
+        ):
+            return False
+        self.conn.send_text(text.encode())
+        self.transport.write(b"".join(self.conn.data_to_send()))
+        return True
+
+
+def text_sender(send: object) -> Callable[[str], bool] | None:
+    """The ``send_text_now`` of the WebSocket behind ASGI ``send``, if it is one of ours
+    (None under another server, a test client say: use ``send`` then)."""
+    owner = getattr(send, "__self__", None)
+    return owner.send_text_now if isinstance(owner, DirectText) else None
+
+
 class _DrainOrAbort(asyncio.Protocol):
     """Mixin for a uvicorn protocol: output that stays paused too long aborts the socket."""
 
@@ -346,7 +394,7 @@ def protocol_classes(limits: Limits) -> tuple[type[asyncio.Protocol], type[async
             metrics.rate_limited("request_timeout")
             self.transport.close()
 
-    class GuardedWebSocket(_DrainOrAbort, WebSocketsSansIOProtocol, _Guarded):
+    class GuardedWebSocket(_DrainOrAbort, DirectText, WebSocketsSansIOProtocol, _Guarded):
         _bad_utf8_logged = False
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:

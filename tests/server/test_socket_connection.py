@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
 import pytest
+from test_app import Client, LiveServer, create_table, play_to_result
 
 from server.connection import Connection
 from server.protocol import CloseCode
+from server.rooms.room import Room
+from server.transport import text_sender
 
 
 async def test_frames_are_sent_in_order() -> None:
@@ -82,3 +86,114 @@ def test_queue_must_hold_at_least_one_frame() -> None:
 
     with pytest.raises(ValueError, match="at least one"):
         Connection(0, send, queue_size=0)
+
+
+async def test_frames_go_straight_to_a_socket_that_can_take_them() -> None:
+    direct: list[str] = []
+
+    async def send(frame: str) -> None:
+        raise AssertionError("the writer task should have had nothing to send")
+
+    def send_now(frame: str) -> bool:
+        direct.append(frame)
+        return True
+
+    conn = Connection(0, send, queue_size=1, send_now=send_now)
+    writer = conn.start()
+    # More frames than the queue holds: none of them waited in it.
+    assert all(conn.push_frame(f) for f in ("a", "b", "c"))
+    assert direct == ["a", "b", "c"]
+    assert conn._queue.empty()
+    assert conn.open
+    writer.cancel()
+
+
+async def test_a_frame_never_overtakes_one_that_waits_for_the_socket() -> None:
+    sent: list[str] = []
+    writable = asyncio.Event()
+    first_send = asyncio.Event()
+    refuse = True
+
+    async def send(frame: str) -> None:
+        first_send.set()
+        await writable.wait()
+        sent.append(frame)
+
+    def send_now(frame: str) -> bool:
+        if refuse:
+            return False
+        sent.append(frame)
+        return True
+
+    conn = Connection(0, send, queue_size=4, send_now=send_now)
+    writer = conn.start()
+    assert conn.push_frame("a")  # the socket would make it wait: the writer takes it
+    await asyncio.wait_for(first_send.wait(), 10)
+    refuse = False
+    assert conn.push_frame("b")  # the socket could take it, but "a" is still ahead
+    assert conn.push_frame("c")
+    assert sent == []
+    writable.set()
+    for _ in range(100):
+        if len(sent) == 3:
+            break
+        await asyncio.sleep(0)
+    assert sent == ["a", "b", "c"]
+    # Once nothing waits, frames go straight to the socket again.
+    assert conn.push_frame("d")
+    assert sent == ["a", "b", "c", "d"]
+    writer.cancel()
+
+
+async def test_a_frame_never_overtakes_one_still_in_the_queue() -> None:
+    sent: list[str] = []
+    refuse = True
+
+    async def send(frame: str) -> None:
+        sent.append(frame)
+
+    def send_now(frame: str) -> bool:
+        if refuse:
+            return False
+        sent.append(frame)
+        return True
+
+    conn = Connection(0, send, queue_size=4, send_now=send_now)
+    writer = conn.start()
+    await asyncio.sleep(0)  # the writer waits for its first frame
+    assert conn.push_frame("a")  # queued: the writer has not run since
+    refuse = False
+    assert conn.push_frame("b")
+    for _ in range(100):
+        if len(sent) == 2:
+            break
+        await asyncio.sleep(0)
+    assert sent == ["a", "b"]
+    writer.cancel()
+
+
+async def test_a_game_socket_behind_the_server_writes_its_frames_at_once(
+    http: httpx.AsyncClient, live: LiveServer
+) -> None:
+    table = await create_table(http, seed=4, bot_speed_ms=0)
+    client = await Client.join(live.ws_url, table["table"], table["seats"][0]["token"])
+    first = await client.next("state")
+    room = live.registry.live(table["table"])
+    assert isinstance(room, Room)
+    (conn,) = room._humans[0]
+    assert isinstance(conn, Connection)
+    # uvicorn's socket under this app is the transport's: frames need no task to send them.
+    assert conn._send_now is not None
+    end = await play_to_result(client, first)
+    versions = [f["version"] for f in client.frames if f["type"] == "state"]
+    assert versions == list(range(versions[0], end["version"] + 1))
+    assert conn.open
+    await client.close()
+
+
+def test_a_send_that_is_not_the_transports_has_no_direct_path() -> None:
+    async def send(message: object) -> None:
+        return None
+
+    assert text_sender(send) is None
+    assert text_sender(Connection(0, send, 1).push_frame) is None
