@@ -352,12 +352,14 @@ class TableStore:
 
     # --- writes (all fenced) -------------------------------------------------------
 
-    async def append(
+    def append(
         self, lease: Lease, expected_version: int, entry: LogEntry, meta: TableMeta | None = None
-    ) -> int:
+    ) -> Awaitable[int]:
         """Append ``entry`` (and replace the meta, if given) if ``lease`` is current and
-        the stored version is ``expected_version``; the new version."""
-        return await self._write(lease, expected_version, _encoder.encode(entry), meta)
+        the stored version is ``expected_version``; the new version, to await."""
+        # Not a coroutine of its own: every action comes here, and each coroutine a room
+        # holds while Redis answers is one more object the cyclic GC scans.
+        return self._write(lease, expected_version, _encoder.encode(entry), meta)
 
     async def save_meta(self, lease: Lease, expected_version: int, meta: TableMeta) -> None:
         """Replace the meta if ``lease`` is current and the stored version is
@@ -370,25 +372,31 @@ class TableStore:
         args: list[Any] = [expected_version, entry, self._ttl]
         if meta is not None:
             args.append(_encoder.encode(meta))
+        keys, args = _fenced_call(lease, ["meta", "log"], args)
         with metrics.redis_timed("append"):
-            result = await self._fenced(self._write_script, lease, ["meta", "log"], args)
+            result = _fenced_result(lease, await self._call(self._write_script, keys, args))
         if result < -3:
             raise VersionConflict(expected_version, -4 - result)
         return result
 
     async def _fenced(self, script: Any, lease: Lease, roles: list[str], args: list[Any]) -> int:
         """Run a ``fenced_script`` for ``lease``; raises ``LeaseLost`` / ``TableGone``."""
-        result = int(await self._run(script, *_fenced_call(lease, roles, args)))
-        error = _fence_error(lease, result)
-        if error is not None:
-            raise error
-        return result
+        return _fenced_result(lease, await self._call(script, *_fenced_call(lease, roles, args)))
 
 
 def _fenced_call(lease: Lease, roles: list[str], args: list[Any]) -> tuple[list[str], list[Any]]:
     """Keys and arguments of a ``fenced_script`` call: the fence first, then the script's."""
     keys = [_key(lease.table_id, "fence")] + [_key(lease.table_id, r) for r in roles]
     return keys, [lease.fence, *args]
+
+
+def _fenced_result(lease: Lease, result: Any) -> int:
+    """A ``fenced_script``'s answer as the caller's result; raises what it means otherwise."""
+    code = int(result)
+    error = _fence_error(lease, code)
+    if error is not None:
+        raise error
+    return code
 
 
 def _fence_error(lease: Lease, result: object) -> Exception | None:
