@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from .cards import RANKS, THREE_OF_SPADES, Card, card_code, parse_card
-from .combos import UNIT, Counts, counts_of, counts_string, counts_tuple, deck_counts
+from .combos import UNIT, Counts, counts_of, counts_string, counts_tuple
 from .errors import Reason
 from .game import legal_for
 from .hints import MAX_HINTS, rank_hints
@@ -146,7 +146,7 @@ def seat_view(state: MatchState, seat: int, *, hints: int = MAX_HINTS) -> SeatVi
         can_pass=can_pass,
         pass_reason=pass_reason,
         hints=_hints(state, seat, legal, hints) if hints else [],
-        counter=_counter(state, hand),
+        counter=_counter(state, seat),
         revealed=_revealed(state),
     )
 
@@ -227,13 +227,18 @@ def _own_result(r: DealResult) -> DealResult:
     )
 
 
-def _counter(state: MatchState, hand: list[int]) -> dict[str, int]:
-    """Per rank, what the two opponents still hold together."""
-    # The hand is part of the deck, so the packed subtraction never borrows.
-    left = counts_tuple(deck_counts(state.rules.removed_ace) - counts_of(hand))
-    # Every played code's first letter is its rank: count them in C, not card by card.
-    played = "".join(["".join(move.cards) for move in state.deal.moves])[0::2]
-    return {rank: left[r] - played.count(rank) for r, rank in enumerate(RANKS)}
+def _counter(state: MatchState, seat: int) -> dict[str, int]:
+    """Per rank, what the two opponents still hold together.
+
+    Public knowledge: the deck less the seat's own hand and every card played so
+    far, since each card of the deck was dealt and is either in a hand or on the
+    record.  That is the opponents' two hands added up, and adding those is a
+    fraction of the cost of reading the record (this runs for every view);
+    tests/engine/test_view.py pins the two equal for every preset and seat.
+    """
+    hands = state.deal.hands
+    together = counts_of(hands[(seat + 1) % SEATS]) + counts_of(hands[(seat + 2) % SEATS])
+    return dict(zip(RANKS, counts_tuple(together), strict=True))
 
 
 def pick_cards(hand: list[str], ranks: str, must_include: str | None = None) -> list[str]:
