@@ -310,12 +310,12 @@ def _end_deal(state: MatchState, core: RankDeal) -> list[Event]:
     result = DealResult(
         deal_no=deal.deal_no,
         winner=winner,
-        cards_left=cards_left,
-        shut_out=shut_out,
-        bomb_points=list(deal.bomb_points),
-        card_points=card_points,
-        deal_totals=deal_totals,
-        match_totals=list(state.totals),
+        cards_left=tuple(cards_left),
+        shut_out=tuple(shut_out),
+        bomb_points=tuple(deal.bomb_points),
+        card_points=tuple(card_points),
+        deal_totals=tuple(deal_totals),
+        match_totals=tuple(state.totals),
     )
     deal.result = result
     deal.turn = -1

@@ -37,16 +37,20 @@ class Move(msgspec.Struct, gc=False, frozen=True):
 
 
 class DealResult(msgspec.Struct, gc=False, frozen=True):
-    """How a deal ended: per seat cards left, shut-out, bomb/card/deal points, match totals."""
+    """How a deal ended: per seat cards left, shut-out, bomb/card/deal points, match totals.
+
+    Immutable through and through (tuples), like ``Move``: a finished deal never
+    changes, so every view shares the match's results instead of copying each.
+    """
 
     deal_no: int
     winner: int
-    cards_left: list[int]
-    shut_out: list[bool]
-    bomb_points: list[int]
-    card_points: list[int]
-    deal_totals: list[int]
-    match_totals: list[int]
+    cards_left: tuple[int, ...]
+    shut_out: tuple[bool, ...]
+    bomb_points: tuple[int, ...]
+    card_points: tuple[int, ...]
+    deal_totals: tuple[int, ...]
+    match_totals: tuple[int, ...]
 
 
 class DealState(msgspec.Struct, gc=False):

@@ -103,8 +103,9 @@ def _public_fields(state: MatchState) -> dict[str, Any]:
         "moves": list(deal.moves),
         "bomb_points": list(deal.bomb_points),
         "totals": list(state.totals),
-        "result": None if deal.result is None else _own_result(deal.result),
-        "results": [_own_result(r) for r in state.results],
+        # Results are immutable: shared, not copied.
+        "result": deal.result,
+        "results": list(state.results),
         "match_over": state.winners is not None,
         "winners": list(state.winners or []),
     }
@@ -210,21 +211,6 @@ def _pick(by_rank: list[list[Card]], play: Counts) -> list[str]:
         rank += 1
     cards.sort()
     return [card_code(c) for c in cards]
-
-
-# A view is handed to bots in-process: it must share no mutable list with the
-# state, or a bot that edits its view would edit the game.  (Moves are immutable.)
-def _own_result(r: DealResult) -> DealResult:
-    return DealResult(
-        deal_no=r.deal_no,
-        winner=r.winner,
-        cards_left=list(r.cards_left),
-        shut_out=list(r.shut_out),
-        bomb_points=list(r.bomb_points),
-        card_points=list(r.card_points),
-        deal_totals=list(r.deal_totals),
-        match_totals=list(r.match_totals),
-    )
 
 
 def _counter(state: MatchState, seat: int) -> dict[str, int]:

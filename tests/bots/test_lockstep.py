@@ -58,8 +58,8 @@ def assert_same(state: MatchState, sim: RankDeal) -> None:
     else:
         result = deal.result
         assert sim.winner == result.winner
-        assert sim.scores() == result.deal_totals
-        assert sim.card_points() == (result.shut_out, result.card_points)
+        assert sim.scores() == list(result.deal_totals)
+        assert sim.card_points() == (list(result.shut_out), list(result.card_points))
 
 
 def lockstep_deal(preset: str, seed: int) -> tuple[int, int]:

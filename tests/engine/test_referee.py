@@ -43,12 +43,12 @@ def _compare(state: MatchState, referee: Referee) -> None:
         result = deal.result
         assert result is not None
         assert result.winner == book.winner
-        assert result.cards_left == book.cards_left
-        assert result.shut_out == book.shut_out
-        assert result.bomb_points == book.bombs
-        assert result.card_points == book.card_points
-        assert result.deal_totals == book.deal_totals
-        assert result.match_totals == state.totals == referee.totals
+        assert list(result.cards_left) == book.cards_left
+        assert list(result.shut_out) == book.shut_out
+        assert list(result.bomb_points) == book.bombs
+        assert list(result.card_points) == book.card_points
+        assert list(result.deal_totals) == book.deal_totals
+        assert list(result.match_totals) == state.totals == referee.totals
         assert state.winners == referee.winners
 
 

@@ -23,12 +23,12 @@ def test_each_loser_pays_the_winner_a_point_per_card_left() -> None:
     result = state.deal.result
     assert result is not None
     assert result.winner == 0
-    assert result.cards_left == [0, 3, 5]
-    assert result.shut_out == [False, False, False]
-    assert result.card_points == [8, -3, -5]
-    assert result.bomb_points == [0, 0, 0]
-    assert result.deal_totals == [8, -3, -5]
-    assert result.match_totals == state.totals == [8, -3, -5]
+    assert result.cards_left == (0, 3, 5)
+    assert result.shut_out == (False, False, False)
+    assert result.card_points == (8, -3, -5)
+    assert result.bomb_points == (0, 0, 0)
+    assert result.deal_totals == (8, -3, -5)
+    assert result.match_totals == tuple(state.totals) == (8, -3, -5)
 
 
 def test_losers_who_never_played_are_shut_out_and_pay_double() -> None:
@@ -42,9 +42,9 @@ def test_losers_who_never_played_are_shut_out_and_pay_double() -> None:
     assert events[-2] == DealEnded(winner=0, totals=[64, -32, -32])
     result = state.deal.result
     assert result is not None
-    assert result.cards_left == [0, 16, 16]
-    assert result.shut_out == [False, True, True]
-    assert result.card_points == [64, -32, -32]
+    assert result.cards_left == (0, 16, 16)
+    assert result.shut_out == (False, True, True)
+    assert result.card_points == (64, -32, -32)
 
 
 def test_a_loser_who_played_once_is_not_shut_out() -> None:
@@ -52,8 +52,8 @@ def test_a_loser_who_played_once_is_not_shut_out() -> None:
     play(state, 0, "3S")
     result = state.deal.result
     assert result is not None
-    assert result.shut_out == [False, False, True]
-    assert result.card_points == [17 + 32, -17, -32]
+    assert result.shut_out == (False, False, True)
+    assert result.card_points == (17 + 32, -17, -32)
 
 
 def test_immediate_bombs_pay_when_played_even_if_beaten() -> None:
@@ -72,9 +72,9 @@ def test_immediate_bombs_pay_when_played_even_if_beaten() -> None:
     play(state, 1, "4S")
     result = state.deal.result
     assert result is not None
-    assert result.bomb_points == [10, 10, -20]
-    assert result.card_points == [-1, 3, -2]
-    assert result.deal_totals == [9, 13, -22]
+    assert result.bomb_points == (10, 10, -20)
+    assert result.card_points == (-1, 3, -2)
+    assert result.deal_totals == (9, 13, -22)
     assert sum(result.deal_totals) == 0
 
 
@@ -97,8 +97,8 @@ def test_winning_bombs_beaten_by_a_higher_bomb_pay_nothing() -> None:
     play(state, 1, "4S")
     result = state.deal.result
     assert result is not None
-    assert result.bomb_points == [-10, 20, -10]
-    assert result.deal_totals == [-11, 23, -12]
+    assert result.bomb_points == (-10, 20, -10)
+    assert result.deal_totals == (-11, 23, -12)
 
 
 def test_winning_bomb_pays_when_its_player_goes_out_with_it() -> None:
@@ -107,9 +107,9 @@ def test_winning_bomb_pays_when_its_player_goes_out_with_it() -> None:
     assert BombPaid(seat=0, points=[20, -10, -10]) in events
     result = state.deal.result
     assert result is not None
-    assert result.bomb_points == [20, -10, -10]
-    assert result.card_points == [5, -2, -3]
-    assert result.deal_totals == [25, -12, -13]
+    assert result.bomb_points == (20, -10, -10)
+    assert result.card_points == (5, -2, -3)
+    assert result.deal_totals == (25, -12, -13)
 
 
 def test_winning_bomb_that_goes_out_over_a_table_pays() -> None:
@@ -159,9 +159,9 @@ def test_deal_scores_sum_to_zero_and_totals_run_over_the_match(preset: str) -> N
             assert r.card_points[r.winner] == -sum(
                 r.card_points[s] for s in range(3) if s != r.winner
             )
-            assert r.deal_totals == [r.card_points[s] + r.bomb_points[s] for s in range(3)]
+            assert r.deal_totals == tuple(r.card_points[s] + r.bomb_points[s] for s in range(3))
             running = [running[s] + r.deal_totals[s] for s in range(3)]
-            assert r.match_totals == running
+            assert list(r.match_totals) == running
         assert state.totals == running
     assert bombs_seen > 0
 
@@ -177,4 +177,4 @@ def test_immediate_bomb_points_are_ten_from_each_other_seat_per_bomb() -> None:
             if move.kind == "bomb":
                 for s in range(3):
                     expected[s] += 20 if s == move.seat else -10
-        assert state.results[0].bomb_points == expected
+        assert state.results[0].bomb_points == tuple(expected)

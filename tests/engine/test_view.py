@@ -237,9 +237,14 @@ def test_changing_deal_results_in_a_view_or_events_never_changes_the_state() -> 
     before = snapshot(state)
     view = engine.seat_view(state, 2)
     assert view.result is not None
-    view.result.cards_left[1] = 0
-    view.result.match_totals.append(1)
-    view.results[0].deal_totals[0] = 99
+    # Deal results cannot be edited at all (tuples): every view shares them.
+    with pytest.raises(TypeError):
+        view.result.cards_left[1] = 0  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        view.result.match_totals.append(1)  # type: ignore[attr-defined]
+    with pytest.raises(TypeError):
+        view.results[0].deal_totals[0] = 99  # type: ignore[index]
+    view.results.append(view.result)
     view.bomb_points[0] = 10
     view.totals[0] = 99
     view.winners.append(2)

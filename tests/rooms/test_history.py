@@ -49,7 +49,7 @@ def test_every_finished_deal_is_kept_with_its_hands_moves_and_result() -> None:
         for move in deal.moves:
             for card in move.cards:
                 held[move.seat].remove(card)
-        assert [len(h) for h in held] == deal.result.cards_left
+        assert [len(h) for h in held] == list(deal.result.cards_left)
 
 
 def test_a_deal_still_being_played_is_never_in_the_history() -> None:
