@@ -310,6 +310,7 @@ class Audit:
                     continue
                 self.check(seen, snapshot, *loaded)
         finally:
+            await store.aclose()
             await client.aclose()
         self.rounds += 1
         return True

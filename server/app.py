@@ -155,6 +155,7 @@ def create_app(
         finally:
             await node.close()
             await bus.close()
+            await store.aclose()
             await clients.aclose()
             # The strong bots' worker processes must not outlive the server.
             await asyncio.to_thread(bots.shutdown)

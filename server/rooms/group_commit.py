@@ -1,62 +1,123 @@
-"""Group commit: the writes of many tables go to Redis together, one pipeline at a time.
+"""Group commit: the writes of many tables go to Redis together, pipelined on one connection.
 
 With ``appendfsync always`` Redis fsyncs once per event-loop turn for every
 write it received in that turn, and a client that sends its commands one
 round trip at a time pays the whole fsync each time.  Rooms therefore do not
-send their appends (or lease renewals) themselves: ``GroupCommit.run`` queues one
-script call and
-waits for its own reply; a flusher sends everything queued so far as one
-pipeline (no transaction: each call keeps its own version check and its own
-answer), waits for Redis's replies, which come only after the fsync, and hands
-each room its result.  Whatever arrives meanwhile goes in the next pipeline,
-so a busy process writes large batches and an idle one writes at once.  A few
-flushers may be in flight at once (``MAX_IN_FLIGHT``), so that one slow round
-trip (a loaded machine, a long fsync) does not hold every other table up.
+send their appends (or lease renewals) themselves: ``GroupCommit.run`` (or
+``submit``) queues one script call and waits for its own reply.  The first call
+queued in a turn of our event loop schedules one flush (a plain callback, not a
+task) that writes everything queued by then with one ``write`` (no
+transaction: each call keeps its own version check and its own answer).
+Redis answers only after the fsync; whatever arrives meanwhile goes out in the
+next flush, on the same connection, without waiting for those replies: Redis
+answers a connection's commands in order, so a queue of pending calls, matched
+to the replies as they are read (by hiredis, in C), is all the bookkeeping
+there is.  A busy process writes large batches and an idle one writes at once.
 
-A flusher keeps its connection when it is done (checked as the pool checks one
-before it is used again) and writes the pipeline with a small RESP packer of
-its own: the pool's locks and timers and redis-py's general packer cost more
-than the rest of a batch's Python work at a thousand tables.
+The connection is our own ``asyncio.Protocol`` rather than a redis-py
+``Connection``: at low load a flusher task per batch, redis-py's machinery for
+each reply (stream reader, parser wrapper) and its connection checks were an
+eighth of the server's CPU per action.  It is opened when there is work and none
+is open, from the settings of the client's pool (TCP, TLS with the context
+redis-py would build, or a unix socket; AUTH, CLIENT SETNAME and SELECT first,
+their replies checked before any call goes out), and it always speaks RESP2.
+While it is being opened calls queue; if it cannot be opened they fail, and the
+next call tries again.
 
-Nothing is acknowledged early: a room hears its result only after Redis has
-answered that very call, so a seat still never hears of an action Redis does
-not hold.  A connection error fails every call of the batch (their fate is
-unknown, as it was for a lone call); the rooms close and reload from Redis.
+Bounds: at most ``MAX_BATCH`` calls per write, and at most ``MAX_OUTSTANDING``
+calls written and not yet answered; beyond that, and while the transport asks
+us to pause, calls wait in the queue (which callers bound: a table has at most
+one call in flight).  One connection means Redis reads at most 16 KB of it per
+turn of its event loop, i.e. per fsync; should that ever cap throughput,
+several such connections would do, since calls of different tables need no
+order among them.
+
+Nothing is acknowledged early: a room hears its result only from Redis's reply
+to that very call, so a seat still never hears of an action Redis does not
+hold.  An error reply fails only its own call; NOSCRIPT (Redis restarted and
+lost its script cache) means the call ran nothing, so it is sent again with the
+script's body.  A lost connection, a protocol error or no reply for the
+client's ``socket_timeout`` fails every call written and not answered (their
+fate is unknown, as it was for a lone call) and drops the connection; the rooms
+close and reload from Redis, and the next call connects again.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import Any
+import socket
+from collections import deque
+from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
+import hiredis
 import redis.asyncio as aioredis
-from redis.asyncio.connection import Connection
+from redis._parsers.base import BaseParser
+from redis._parsers.socket import SERVER_CLOSED_CONNECTION_ERROR
+from redis.asyncio.connection import AbstractConnection, SSLConnection, UnixDomainSocketConnection
 from redis.commands.core import AsyncScript
-from redis.exceptions import NoScriptError, ResponseError
+from redis.exceptions import (
+    ConnectionError,
+    InvalidResponse,
+    NoScriptError,
+    RedisError,
+    TimeoutError,
+)
 
-__all__ = ["MAX_BATCH", "MAX_IN_FLIGHT", "GroupCommit", "pack_commands"]
+__all__ = ["MAX_BATCH", "MAX_OUTSTANDING", "GroupCommit", "pack_commands"]
 
-_Call = tuple[AsyncScript, Sequence[Any], Sequence[Any], "asyncio.Future[Any]"]
-
-# Calls per pipeline.  Redis runs a batch's scripts back to back (about 10 us each),
+# Calls per write.  Redis runs a batch's scripts back to back (about 10 us each),
 # so this bounds how long one batch holds Redis up for everyone else.
 MAX_BATCH = 256
-# Pipelines waiting for their replies at the same time (each on its own connection).
-MAX_IN_FLIGHT = 4
+# Calls written and not yet answered, at most: what the old four pipelines of
+# MAX_BATCH could have out at once.  Bounds what Redis may buffer for us and
+# what one lost connection fails.
+MAX_OUTSTANDING = 4 * MAX_BATCH
+
+# hiredis's answer when the bytes so far hold no whole reply (False and None are replies).
+_MORE = object()
+
+
+class _Call:
+    """One script call (or, with no script, a command of the connection's handshake)."""
+
+    __slots__ = ("answer", "args", "keys", "script", "with_body")
+
+    def __init__(
+        self,
+        script: AsyncScript | None,
+        keys: Sequence[Any],
+        args: Sequence[Any],
+        answer: asyncio.Future[Any],
+    ) -> None:
+        self.script = script
+        self.keys = keys
+        self.args = args
+        self.answer = answer
+        # EVAL with the script's body instead of EVALSHA (after a NOSCRIPT).
+        self.with_body = False
 
 
 class GroupCommit:
-    """Runs Lua scripts for many callers, batched into pipelines."""
+    """Runs Lua scripts for many callers, batched and pipelined on one connection."""
 
     def __init__(self, redis: aioredis.Redis) -> None:
-        self._redis = redis
-        self._queued: list[_Call] = []
-        self._flushers: set[asyncio.Task[None]] = set()
-        # Connections of finished flushers, kept for the next ones (at most MAX_IN_FLIGHT).
-        self._idle: list[Connection] = []
-        # Pipelines sent so far (for tests and diagnostics).
+        pool = redis.connection_pool
+        # Never connected: read for its settings (address, TLS context, credentials,
+        # database, timeouts), parsed from the URL exactly as the pool's are.
+        self._settings: AbstractConnection = pool.connection_class(**pool.connection_kwargs)
+        self._queued: deque[_Call] = deque()
+        self._link: _Link | None = None
+        self._connecting: asyncio.Task[None] | None = None
+        self._flush_scheduled = False
+        self._closed = False
+        # Writes of calls so far (for tests and diagnostics).
         self.pipelines = 0
+
+    @property
+    def outstanding(self) -> int:
+        """Calls written and not yet answered (for tests and diagnostics)."""
+        return 0 if self._link is None else len(self._link.pending)
 
     async def run(self, script: AsyncScript, keys: Sequence[Any], args: Sequence[Any]) -> Any:
         """``script``'s answer for ``keys`` and ``args``, once Redis has given it."""
@@ -70,95 +131,301 @@ class GroupCommit:
         Many calls made at once (a thousand lease renewals) await their futures
         together, without a task each.
         """
-        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._queued.append((script, keys, args, answer))
-        if len(self._flushers) < MAX_IN_FLIGHT:
-            flusher = asyncio.create_task(self._flush(), name="group-commit")
-            self._flushers.add(flusher)
-            flusher.add_done_callback(self._flushers.discard)
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[Any] = loop.create_future()
+        if self._closed:
+            answer.set_exception(ConnectionError("the group commit is closed"))
+            return answer
+        self._queued.append(_Call(script, keys, args, answer))
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            loop.call_soon(self._flush)
         return answer
 
-    async def _connection(self) -> Connection:
-        """A kept connection if one is idle (checked as the pool would), else the pool's."""
-        pool = self._redis.connection_pool
-        if not self._idle:
-            return await pool.get_connection()  # type: ignore[no-untyped-call,no-any-return]
-        conn = self._idle.pop()
-        try:
-            # Reconnects one that Redis closed or that holds unread data.
-            await pool.ensure_connection(conn)
-        except BaseException:
-            await pool.release(conn)
-            raise
-        return conn
+    async def aclose(self) -> None:
+        """Close the connection; calls not yet answered, and any made later, fail."""
+        self._closed = True
+        connecting, self._connecting = self._connecting, None
+        if connecting is not None:
+            connecting.cancel()
+            await asyncio.gather(connecting, return_exceptions=True)
+        link, self._link = self._link, None
+        if link is not None:
+            link.fail(ConnectionError("the group commit is closed"))
+            await link.closed
+        self._fail_queued(ConnectionError("the group commit is closed"))
 
-    async def _flush(self) -> None:
-        conn: Connection | None = None
+    def _schedule_flush(self) -> None:
+        if not self._flush_scheduled and self._queued:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if self._link is not None:
+            self._link.write_queued()
+        elif self._queued and self._connecting is None and not self._closed:
+            self._connecting = asyncio.get_running_loop().create_task(
+                self._connect(), name="group-commit-connect"
+            )
+
+    def _fail_queued(self, exc: Exception) -> None:
+        queued, self._queued = self._queued, deque()
+        for call in queued:
+            if not call.answer.done():
+                call.answer.set_exception(exc)
+
+    async def _connect(self) -> None:
         try:
-            while self._queued:
-                batch = self._queued[:MAX_BATCH]
-                del self._queued[:MAX_BATCH]
+            link = await self._open()
+        except Exception as exc:
+            self._connecting = None
+            # The calls queued meanwhile would only wait for the next attempt: they fail
+            # as a lone call would have, and the next call tries again.
+            self._fail_queued(exc)
+            return
+        self._connecting = None
+        self._link = link
+        link.write_queued()
+
+    async def _open(self) -> _Link:
+        """A connection that has passed its handshake (AUTH, CLIENT SETNAME, SELECT)."""
+        settings = self._settings
+        link = _Link(self, settings)
+        try:
+            async with asyncio.timeout(settings.socket_connect_timeout):
+                await self._open_transport(link, settings)
+                # gather: a second refusal (SELECT after a failed AUTH) is not left unread.
+                await asyncio.gather(*link.send_handshake(await _handshake(settings)))
+        except BaseException as exc:
+            link.fail(ConnectionError("handshake failed"))
+            if link.transport is not None:
+                await link.closed
+            if isinstance(exc, RedisError) or not isinstance(exc, Exception):
+                raise
+            raise ConnectionError(f"Error connecting to {_address(settings)}: {exc!r}") from exc
+        return link
+
+    @staticmethod
+    async def _open_transport(link: _Link, settings: AbstractConnection) -> None:
+        loop = asyncio.get_running_loop()
+        if isinstance(settings, UnixDomainSocketConnection):
+            await loop.create_unix_connection(lambda: link, settings.path)
+            return
+        host: str = getattr(settings, "host", "localhost")
+        port = int(getattr(settings, "port", 6379))
+        tls = settings.ssl_context.get() if isinstance(settings, SSLConnection) else None
+        await loop.create_connection(lambda: link, host, port, ssl=tls)
+        sock = link.transport.get_extra_info("socket") if link.transport else None
+        if sock is not None:
+            # As redis-py sets its own: small writes go at once, a dead peer is noticed.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if getattr(settings, "socket_keepalive", False):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+                options = getattr(settings, "socket_keepalive_options", None) or {}
+                for option, value in options.items():
+                    sock.setsockopt(socket.SOL_TCP, option, value)
+
+
+async def _handshake(settings: AbstractConnection) -> list[tuple[Any, ...]]:
+    """The commands a new connection sends before any call, as redis-py's would."""
+    commands: list[tuple[Any, ...]] = []
+    if settings.credential_provider is not None:
+        credentials = await settings.credential_provider.get_credentials_async()
+        commands.append(("AUTH", *credentials))
+    elif settings.username or settings.password:
+        if settings.username:
+            commands.append(("AUTH", settings.username, settings.password or ""))
+        else:
+            commands.append(("AUTH", settings.password))
+    if settings.client_name:
+        commands.append(("CLIENT", "SETNAME", settings.client_name))
+    if settings.db and int(settings.db):
+        commands.append(("SELECT", int(settings.db)))
+    return commands
+
+
+def _address(settings: AbstractConnection) -> str:
+    if isinstance(settings, UnixDomainSocketConnection):
+        return settings.path
+    return f"{getattr(settings, 'host', '?')}:{getattr(settings, 'port', '?')}"
+
+
+class _Link(asyncio.Protocol):
+    """One connection to Redis: writes calls, matches replies to them in order."""
+
+    def __init__(self, owner: GroupCommit, settings: AbstractConnection) -> None:
+        self._owner = owner
+        self._loop = asyncio.get_running_loop()
+        encoder = settings.encoder
+        reader_options: dict[str, Any] = {
+            "protocolError": InvalidResponse,
+            # The same exception classes (NoScriptError, ...) as redis-py raises.
+            "replyError": BaseParser.parse_error,
+            "notEnoughData": _MORE,
+        }
+        if encoder.decode_responses:
+            reader_options.update(encoding=encoder.encoding, errors=encoder.encoding_errors)
+        self._reader = hiredis.Reader(**reader_options)
+        self._timeout: float | None = settings.socket_timeout
+        self.transport: asyncio.Transport | None = None
+        # Calls written and not yet answered, in the order Redis will answer them.
+        self.pending: deque[_Call] = deque()
+        self._paused = False
+        self._failed = False
+        # When a reply last arrived, or the first pending call was written.
+        self._progress = 0.0
+        self._watchdog: asyncio.TimerHandle | None = None
+        self.closed: asyncio.Future[None] = self._loop.create_future()
+
+    # --- asyncio.Protocol ---------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # A stream transport (uvloop's are not subclasses of asyncio.Transport).
+        self.transport = cast(asyncio.Transport, transport)
+        if self._failed:  # given up on while it was being opened
+            self.transport.abort()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.fail(ConnectionError(SERVER_CLOSED_CONNECTION_ERROR))
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    def pause_writing(self) -> None:
+        self._paused = True
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        if self._owner._link is self:
+            self._owner._schedule_flush()
+
+    def data_received(self, data: bytes) -> None:
+        reader = self._reader
+        reader.feed(data)
+        pending = self.pending
+        resend: list[_Call] = []
+        try:
+            while (reply := reader.gets()) is not _MORE:
+                if not pending:
+                    raise InvalidResponse("Redis sent a reply to no call")
+                call = pending.popleft()
+                answer = call.answer
+                if isinstance(reply, Exception):
+                    if isinstance(reply, NoScriptError) and call.script and not call.with_body:
+                        call.with_body = True
+                        resend.append(call)
+                    elif not answer.done():  # done: its caller stopped waiting
+                        answer.set_exception(reply)
+                elif not answer.done():
+                    answer.set_result(reply)
+        except RedisError as exc:
+            self.fail(ConnectionError(f"Protocol error from Redis: {exc}"))
+            return
+        self._progress = self._loop.time()
+        owner = self._owner
+        if resend:
+            # They ran nothing: first in line again, as they were queued before the rest.
+            owner._queued.extendleft(reversed(resend))
+        if owner._queued and owner._link is self:
+            owner._schedule_flush()
+
+    # --- writing --------------------------------------------------------------------
+
+    def send_handshake(self, commands: list[tuple[Any, ...]]) -> list[asyncio.Future[Any]]:
+        answers: list[asyncio.Future[Any]] = []
+        if not commands:
+            return answers
+        for command in commands:
+            answer: asyncio.Future[Any] = self._loop.create_future()
+            self._expect(_Call(None, (), command, answer))
+            answers.append(answer)
+        assert self.transport is not None
+        self.transport.write(pack_commands(commands))
+        return answers
+
+    def write_queued(self) -> None:
+        """Write queued calls, a batch at a time, while the bounds allow."""
+        owner = self._owner
+        queued = owner._queued
+        transport = self.transport
+        assert transport is not None
+        while queued and not self._paused and not self._failed:
+            room = MAX_OUTSTANDING - len(self.pending)
+            if room <= 0:
+                return  # the next replies make room (data_received flushes again)
+            out = bytearray()
+            for _ in range(min(len(queued), MAX_BATCH, room)):
+                call = queued.popleft()
+                start = len(out)
                 try:
-                    # One connection for as long as there is work: a busy process does not
-                    # go back to the pool between batches.
-                    if conn is None:
-                        conn = await self._connection()
-                    results = await self._send(conn, batch)
-                except BaseException as exc:
-                    for *_, answer in batch:
-                        if not answer.done():
-                            answer.set_exception(exc)
-                    if conn is not None:
-                        # Replies may still be on the way: never reuse this connection.
-                        await conn.disconnect()
-                    if not isinstance(exc, Exception):
-                        raise
+                    _pack_call(out, call)
+                except TypeError as exc:  # an argument Redis cannot take: this call alone fails
+                    del out[start:]
+                    if not call.answer.done():
+                        call.answer.set_exception(exc)
                     continue
-                for (*_, answer), result in zip(batch, results, strict=True):
-                    if answer.done():  # its room stopped waiting (shut down)
-                        continue
-                    if isinstance(result, Exception):
-                        answer.set_exception(result)
-                    else:
-                        answer.set_result(result)
-        finally:
-            if conn is not None:
-                self._idle.append(conn)
-            if len(self._flushers) <= 1:
-                # The last flusher was cancelled or failed: nobody else would send these.
-                for *_, answer in self._queued:
-                    if not answer.done():
-                        answer.set_exception(ConnectionError("group commit stopped"))
-                self._queued.clear()
+                self._expect(call)
+            if out:
+                transport.write(out)
+                owner.pipelines += 1
 
-    async def _send(self, conn: Connection, batch: list[_Call]) -> list[Any]:
-        results = await self._round_trip(conn, batch)
-        missing = [i for i, r in enumerate(results) if isinstance(r, NoScriptError)]
-        if missing:
-            # Redis lost its script cache (a restart): those calls ran nothing, so load
-            # their scripts and send them again.
-            for script in {id(batch[i][0]): batch[i][0] for i in missing}.values():
-                await conn.send_command("SCRIPT", "LOAD", script.script)
-                script.sha = await conn.read_response()
-            again = await self._round_trip(conn, [batch[i] for i in missing])
-            for i, result in zip(missing, again, strict=True):
-                results[i] = result
-        return results
+    def _expect(self, call: _Call) -> None:
+        if not self.pending:
+            self._progress = self._loop.time()
+            if self._watchdog is None and self._timeout is not None:
+                self._watchdog = self._loop.call_at(
+                    self._progress + self._timeout, self._check_progress
+                )
+        self.pending.append(call)
 
-    async def _round_trip(self, conn: Connection, batch: list[_Call]) -> list[Any]:
-        """Every call of ``batch`` in one write, then each reply (an error is a value)."""
-        self.pipelines += 1
-        commands = [
-            ("EVALSHA", script.sha, len(keys), *keys, *args) for script, keys, args, _ in batch
-        ]
-        await conn.send_packed_command(pack_commands(commands), check_health=False)
-        results: list[Any] = []
-        for _ in batch:
-            try:
-                results.append(await conn.read_response())
-            except ResponseError as exc:
-                results.append(exc)
-        return results
+    def _check_progress(self) -> None:
+        """Fail the connection if Redis has answered nothing for ``socket_timeout``."""
+        self._watchdog = None
+        if not self.pending or self._failed or self._timeout is None:
+            return
+        deadline = self._progress + self._timeout
+        if self._loop.time() >= deadline:
+            self.fail(TimeoutError("Timeout reading from Redis"))
+        else:
+            self._watchdog = self._loop.call_at(deadline, self._check_progress)
+
+    def fail(self, exc: Exception) -> None:
+        """Drop this connection: every call written on it and not answered gets ``exc``.
+
+        Their replies may still be on the way, so the connection is never used again.
+        """
+        if self._failed:
+            return
+        self._failed = True
+        owner = self._owner
+        current = owner._link is self
+        if current:
+            owner._link = None
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+        if self.transport is not None:
+            self.transport.abort()
+        pending, self.pending = self.pending, deque()
+        for call in pending:
+            if not call.answer.done():
+                call.answer.set_exception(exc)
+        if current:
+            # Calls queued behind the lost ones go out on a new connection.
+            owner._schedule_flush()
+
+
+def _pack_call(out: bytearray, call: _Call) -> None:
+    script = call.script
+    assert script is not None
+    keys, args = call.keys, call.args
+    out += b"*%d\r\n" % (3 + len(keys) + len(args))
+    if call.with_body:
+        _pack_args(out, ("EVAL", script.script, len(keys)))
+    else:
+        _pack_args(out, ("EVALSHA", script.sha, len(keys)))
+    _pack_args(out, keys)
+    _pack_args(out, args)
 
 
 def pack_commands(commands: Sequence[Sequence[Any]]) -> bytes:
@@ -172,16 +439,20 @@ def pack_commands(commands: Sequence[Sequence[Any]]) -> bytes:
     out = bytearray()
     for command in commands:
         out += b"*%d\r\n" % len(command)
-        for arg in command:
-            if isinstance(arg, bytes):
-                data = arg
-            elif isinstance(arg, str):
-                data = arg.encode()
-            elif isinstance(arg, int | float) and not isinstance(arg, bool):
-                data = repr(arg).encode()
-            else:
-                raise TypeError(f"cannot send {type(arg).__name__} to Redis: {arg!r}")
-            out += b"$%d\r\n" % len(data)
-            out += data
-            out += b"\r\n"
+        _pack_args(out, command)
     return bytes(out)
+
+
+def _pack_args(out: bytearray, args: Iterable[Any]) -> None:
+    for arg in args:
+        if isinstance(arg, bytes):
+            data = arg
+        elif isinstance(arg, str):
+            data = arg.encode()
+        elif isinstance(arg, int | float) and not isinstance(arg, bool):
+            data = repr(arg).encode()
+        else:
+            raise TypeError(f"cannot send {type(arg).__name__} to Redis: {arg!r}")
+        out += b"$%d\r\n" % len(data)
+        out += data
+        out += b"\r\n"

@@ -250,6 +250,12 @@ class TableStore:
         # live on another node, so they go alone.
         self._batch = GroupCommit(redis) if isinstance(redis, aioredis.Redis) else None
 
+    async def aclose(self) -> None:
+        """Close the group commit's connection (the Redis client is the caller's to close);
+        script calls not yet answered fail."""
+        if self._batch is not None:
+            await self._batch.aclose()
+
     async def ping(self) -> bool:
         """Whether Redis answers (never raises)."""
         try:

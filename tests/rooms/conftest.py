@@ -19,5 +19,7 @@ async def redis_client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
 
 
 @pytest.fixture
-def store(redis_client: aioredis.Redis) -> TableStore:
-    return TableStore(redis_client, ttl_seconds=STORE_TTL_SECONDS)
+async def store(redis_client: aioredis.Redis) -> AsyncIterator[TableStore]:
+    store = TableStore(redis_client, ttl_seconds=STORE_TTL_SECONDS)
+    yield store
+    await store.aclose()

@@ -112,6 +112,8 @@ async def test_renewing_many_leases_extends_the_live_ones_and_names_each_failure
     await lease_of(store, metas[2].id, owner="proc-b")  # taken over meanwhile
     await redis_client.delete(*[k async for k in redis_client.scan_iter(f"*{metas[4].id}*")])
     if not together:  # as on Redis Cluster: one call each, no shared pipeline
+        assert store._batch is not None
+        await store._batch.aclose()
         store._batch = None
     results = await store.renew_all(live, 5000)
     assert [type(r).__name__ for r in results] == [
