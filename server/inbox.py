@@ -22,12 +22,15 @@ class Inbox(Generic[T]):
     """Items in arrival order; ``maxsize`` > 0 bounds it (``put_nowait`` then raises
     ``asyncio.QueueFull``).  One consumer only: a second concurrent ``get`` is a bug."""
 
-    __slots__ = ("_items", "_maxsize", "_waiter")
+    __slots__ = ("_items", "_loop", "_maxsize", "_waiter")
 
     def __init__(self, maxsize: int = 0) -> None:
         self._items: list[T] = []
         self._maxsize = maxsize
         self._waiter: asyncio.Future[None] | None = None
+        # The consumer's loop, once it has waited: ``asyncio.get_running_loop`` makes a
+        # getpid() system call per call on Python 3.11, and a room waits once per action.
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def qsize(self) -> int:
         """How many items wait."""
@@ -57,7 +60,10 @@ class Inbox(Generic[T]):
         while not self._items:
             if self._waiter is not None:
                 raise RuntimeError("an Inbox has one consumer; another task is waiting")
-            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            loop = self._loop
+            if loop is None:
+                loop = self._loop = asyncio.get_running_loop()
+            waiter = self._waiter = loop.create_future()
             try:
                 await waiter
             finally:

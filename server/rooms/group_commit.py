@@ -111,6 +111,7 @@ class GroupCommit:
         self._connecting: asyncio.Task[None] | None = None
         self._flush_scheduled = False
         self._closed = False
+        self._loop: asyncio.AbstractEventLoop | None = None
         # Writes of calls so far (for tests and diagnostics).
         self.pipelines = 0
 
@@ -131,7 +132,10 @@ class GroupCommit:
         Many calls made at once (a thousand lease renewals) await their futures
         together, without a task each.
         """
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        if loop is None:
+            # Kept: asyncio.get_running_loop() is a getpid() system call on Python 3.11.
+            loop = self._loop = asyncio.get_running_loop()
         answer: asyncio.Future[Any] = loop.create_future()
         if self._closed:
             answer.set_exception(ConnectionError("the group commit is closed"))
@@ -158,7 +162,7 @@ class GroupCommit:
     def _schedule_flush(self) -> None:
         if not self._flush_scheduled and self._queued:
             self._flush_scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush)
+            (self._loop or asyncio.get_running_loop()).call_soon(self._flush)
 
     def _flush(self) -> None:
         self._flush_scheduled = False
