@@ -755,7 +755,8 @@ class Room:
         listener.push(Refused(version=self._version, error=error))
 
     def _connected(self) -> tuple[bool, ...]:
-        return tuple(bool(self._humans.get(s.seat)) for s in self.meta.seats)
+        humans = self._humans
+        return tuple([bool(humans.get(s.seat)) for s in self.meta.seats])
 
     def _any_connection(self) -> bool:
         return any(self._humans.values()) or bool(self._spectators)
