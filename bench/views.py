@@ -1,0 +1,85 @@
+"""A room's engine work per action, on one core: apply, the views, the frame's JSON.
+
+    python bench/views.py [--matches 60] [--deals 10] [--repeats 2] [--seed 1]
+
+Normal bots play ``--matches`` seeded matches of ``--deals`` deals (classic),
+and for every action the work a room does in ``bench/server.py``'s table is
+timed on its own: the bot's view of the seat to act (no hints), ``apply``,
+the person's view of seat 0 (hints on their turn), and encoding that view.
+The bots' own thinking is not timed.  Prints mean microseconds per action for
+each; the first repeat runs with cold caches (memos empty), later ones warm.
+Same seeds, same actions: two versions of the engine that print the same
+action count played the same games.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import msgspec
+
+from server import bots
+from server.engine import BOT_HINTS, PRESETS, NextDeal, apply, new_match, seat_view
+
+_encoder = msgspec.json.Encoder()
+
+
+def play(matches: int, deals: int, seed: int) -> tuple[int, dict[str, float]]:
+    """Actions played, and seconds spent on each part of the room's work."""
+    spent = dict.fromkeys(("bot view", "apply", "person's view", "encode"), 0.0)
+    actions = 0
+    clock = time.perf_counter
+    for match in range(matches):
+        state = new_match(PRESETS["classic"], seed * 1_000_003 + match, deals)
+        while state.winners is None:
+            deal = state.deal
+            if deal.result is not None:
+                apply(state, NextDeal())
+                continue
+            t0 = clock()
+            view = seat_view(state, deal.turn, hints=BOT_HINTS)
+            t1 = clock()
+            action = bots.decide_now("normal", actions, view)
+            t2 = clock()
+            apply(state, action)
+            t3 = clock()
+            person = seat_view(state, 0)
+            t4 = clock()
+            _encoder.encode(person)
+            t5 = clock()
+            spent["bot view"] += t1 - t0
+            spent["apply"] += t3 - t2
+            spent["person's view"] += t4 - t3
+            spent["encode"] += t5 - t4
+            actions += 1
+    return actions, spent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--matches", type=int, default=60)
+    parser.add_argument("--deals", type=int, default=10, choices=(1, 5, 10))
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}; {args.matches} matches of {args.deals} deals"
+    )
+    for repeat in range(args.repeats):
+        actions, spent = play(args.matches, args.deals, args.seed)
+        parts = ", ".join(f"{name} {1e6 * s / actions:.1f}" for name, s in spent.items())
+        total = 1e6 * sum(spent.values()) / actions
+        label = "cold" if repeat == 0 else "warm"
+        print(f"{label}: {actions} actions; us per action: {parts}; all {total:.1f}")
+
+
+if __name__ == "__main__":
+    main()
