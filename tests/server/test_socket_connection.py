@@ -88,6 +88,21 @@ def test_queue_must_hold_at_least_one_frame() -> None:
         Connection(0, send, queue_size=0)
 
 
+class _Socket:
+    """What ``Connection`` writes through at once: refuses, as a paused socket does, while
+    ``refuse`` is set; otherwise takes the frame."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.refuse = True
+
+    def send_now(self, frame: str) -> bool:
+        if self.refuse:
+            return False
+        self.sent.append(frame)
+        return True
+
+
 async def test_frames_go_straight_to_a_socket_that_can_take_them() -> None:
     direct: list[str] = []
 
@@ -109,27 +124,21 @@ async def test_frames_go_straight_to_a_socket_that_can_take_them() -> None:
 
 
 async def test_a_frame_never_overtakes_one_that_waits_for_the_socket() -> None:
-    sent: list[str] = []
+    socket = _Socket()
+    sent = socket.sent
     writable = asyncio.Event()
     first_send = asyncio.Event()
-    refuse = True
 
     async def send(frame: str) -> None:
         first_send.set()
         await writable.wait()
         sent.append(frame)
 
-    def send_now(frame: str) -> bool:
-        if refuse:
-            return False
-        sent.append(frame)
-        return True
-
-    conn = Connection(0, send, queue_size=4, send_now=send_now)
+    conn = Connection(0, send, queue_size=4, send_now=socket.send_now)
     writer = conn.start()
     assert conn.push_frame("a")  # the socket would make it wait: the writer takes it
     await asyncio.wait_for(first_send.wait(), 10)
-    refuse = False
+    socket.refuse = False
     assert conn.push_frame("b")  # the socket could take it, but "a" is still ahead
     assert conn.push_frame("c")
     assert sent == []
@@ -146,23 +155,17 @@ async def test_a_frame_never_overtakes_one_that_waits_for_the_socket() -> None:
 
 
 async def test_a_frame_never_overtakes_one_still_in_the_queue() -> None:
-    sent: list[str] = []
-    refuse = True
+    socket = _Socket()
+    sent = socket.sent
 
     async def send(frame: str) -> None:
         sent.append(frame)
 
-    def send_now(frame: str) -> bool:
-        if refuse:
-            return False
-        sent.append(frame)
-        return True
-
-    conn = Connection(0, send, queue_size=4, send_now=send_now)
+    conn = Connection(0, send, queue_size=4, send_now=socket.send_now)
     writer = conn.start()
     await asyncio.sleep(0)  # the writer waits for its first frame
     assert conn.push_frame("a")  # queued: the writer has not run since
-    refuse = False
+    socket.refuse = False
     assert conn.push_frame("b")
     for _ in range(100):
         if len(sent) == 2:
