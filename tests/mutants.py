@@ -36,6 +36,8 @@ WIRE_TESTS = [
     "tests/server/test_socket_connection.py",
 ]
 APP_TESTS = ["tests/server/test_app.py"]
+# The socket's own limits (join timeout, frame size, flooding) are tested apart.
+SOCKET_LIMIT_TESTS = ["tests/server/test_limits.py"]
 
 
 class Mutant(NamedTuple):
@@ -254,9 +256,10 @@ MUTANTS = [
         "    if len(hand) == 1:",
     ),
     engine(
-        "memo never starts over",
+        "memo never evicts",
         "memo.py",
-        "                if len(cache) >= maxsize:\n                    cache.clear()\n"
+        "                if len(cache) >= maxsize:\n"
+        "                    _drop_oldest(cache, evict)\n"
         "                cache[arg] = value",
         "                cache[arg] = value",
     ),
@@ -560,22 +563,24 @@ MUTANTS = [
     Mutant(
         "rebuild-ignores-bot-speed",
         "server/rooms/log.py",
-        "            speed = entry.ms\n",
-        "            pass\n",
+        "                self.bot_speed_ms = entry.ms\n",
+        "                pass\n",
         ROOMS_TESTS,
     ),
     Mutant(
         "rebuild-keeps-old-match-actions",
         "server/rooms/log.py",
-        "            match_no += 1\n            actions = []",
-        "            match_no += 1",
+        "            self.match_no += 1\n"
+        "            self._match = None\n"
+        "            self._pending = []",
+        "            self.match_no += 1\n            self._match = None",
         ROOMS_TESTS,
     ),
     Mutant(
         "first-match-derived-seed",
         "server/rooms/log.py",
-        'return table_seed if match_no == 0 else _derive("match", table_seed, match_no)',
-        'return _derive("match", table_seed, match_no)',
+        'return table_seed if match_no == 0 else _derive(f"match/{table_seed}/{match_no}")',
+        'return _derive(f"match/{table_seed}/{match_no}")',
         ROOMS_TESTS,
     ),
     Mutant(
@@ -729,24 +734,24 @@ MUTANTS = [
     Mutant(
         "push-after-shut",
         "server/connection.py",
-        "        if not self.open:\n            return False\n        try:",
-        "        try:",
+        "        if not self.open:\n            return False\n        # Nothing ahead of it",
+        "        # Nothing ahead of it",
         WIRE_TESTS,
     ),
     # -- rooms group: app --
     Mutant(
         "app-skips-table-id-check",
-        "server/app.py",
+        "server/game_socket_session.py",
         "if valid_table_id(join.table) else None",
         "if True else None",
         APP_TESTS,
     ),
     Mutant(
         "app-no-join-timeout-refusal",
-        "server/app.py",
+        "server/game_socket_session.py",
         "        await _refuse(websocket, late)\n        return None",
         "        return None",
-        APP_TESTS,
+        SOCKET_LIMIT_TESTS,
     ),
 ]
 

@@ -1,0 +1,242 @@
+"""A game socket's session: join, seat, then frames in and updates out until it closes.
+
+The app (``server.app``) routes a WebSocket on ``GAME_SOCKET_PATH`` here.  The
+first frame must be a join naming the table and a token; the token is checked
+before anything is loaded or changed.  Then a ``Connection`` carries the room's
+updates out, and the read loop turns each frame into a room request through
+the presenter, under the seat's rate limit: a flood is cut off, a malformed
+frame is answered on this socket alone.  Whatever ends the socket, the room
+hears of it (``detach``) and the client gets a close code that says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+import msgspec
+from redis.exceptions import RedisError
+from starlette.websockets import WebSocket
+
+from server import metrics, presenter
+from server.cluster.forward import Forwarder
+from server.cluster.node import Node
+from server.config import Settings
+from server.connection import Connection, SendNow
+from server.engine import EngineError
+from server.errors import ServerError
+from server.protocol import CloseCode, JoinMsg, ProtocolError, ProtocolErrorCode
+from server.ratelimit import RateLimiter
+from server.rooms.room import Room, RoomClosed
+from server.rooms.seating import SeatError, SeatReason, retired_reason
+from server.rooms.seats import SPECTATOR
+from server.rooms.store import StoreError, TableStore
+from server.rooms.tokens import hash_token, seat_for_token, valid_table_id
+from server.rooms.updates import Closing
+
+__all__ = ["serve"]
+
+log = logging.getLogger(__name__)
+
+_CLOSE_TIMEOUT_SECONDS = 2.0
+
+_TOO_FAST = ProtocolError(
+    ProtocolErrorCode.RATE_LIMITED, "too many messages from this seat; slow down"
+)
+# A socket that keeps sending after this many bursts' worth of refusals in a row is
+# closed with 1008 (policy violation): a person never does that, a flood always does.
+_FLOOD_FACTOR = 4
+_FLOODING = 1008
+
+
+async def _receive_frame(websocket: WebSocket) -> str | bytes | None:
+    """The next frame, or None once the client has gone."""
+    message = await websocket.receive()
+    if message["type"] == "websocket.disconnect":
+        return None
+    text: str | None = message.get("text")
+    if text is not None:
+        return text
+    data: bytes = message.get("bytes") or b""
+    return data
+
+
+async def _close(websocket: WebSocket, code: int, reason: str) -> None:
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(websocket.close(code, reason), _CLOSE_TIMEOUT_SECONDS)
+
+
+async def _refuse(websocket: WebSocket, error: ServerError[Any]) -> None:
+    """An error frame, then close 4400: nothing is known about this socket yet."""
+    with contextlib.suppress(Exception):
+        await websocket.send_text(presenter.error_frame(error, None))
+    await _close(websocket, CloseCode.PROTOCOL_ERROR, error.message[:120])
+
+
+async def _read_join(websocket: WebSocket, max_bytes: int, within: float) -> JoinMsg | None:
+    try:
+        frame = await asyncio.wait_for(_receive_frame(websocket), within)
+    except TimeoutError:
+        late = ProtocolError(ProtocolErrorCode.JOIN_REQUIRED, "no join message in time")
+        await _refuse(websocket, late)
+        return None
+    if frame is None:
+        return None
+    try:
+        return presenter.read_join(frame, max_bytes)
+    except ProtocolError as exc:
+        await _refuse(websocket, exc)
+        return None
+
+
+async def serve(
+    websocket: WebSocket,
+    node: Node,
+    store: TableStore,
+    seat_limiter: RateLimiter,
+    settings: Settings,
+    send_now: SendNow | None,
+) -> None:
+    """One game socket, from its handshake to its close: the join, the seat its token
+    opens, then frames to the room and the room's updates back (``send_now`` writes a
+    frame at once when the transport can; see ``server.connection``)."""
+    await websocket.accept()
+    if node.draining:
+        await _close(websocket, 1012, "server restarting, reconnect")
+        return
+    join = await _read_join(
+        websocket, settings.max_frame_bytes, float(settings.join_timeout_seconds)
+    )
+    if join is None:
+        return
+    # The token is checked before anything is loaded or changed: a wrong one touches nothing.
+    try:
+        meta = await store.load_meta(join.table) if valid_table_id(join.table) else None
+    except (RedisError, OSError) as exc:
+        log.warning("cannot read table %s: %s", join.table, exc)
+        await _close(websocket, CloseCode.TABLE_UNAVAILABLE, "table store unreachable")
+        return
+    if meta is None:
+        await _close(websocket, CloseCode.UNKNOWN_TABLE, "unknown table")
+        return
+    # The watch link's hash goes last: a match there seats a spectator.
+    seat = seat_for_token(join.token, [*(s.token_hash for s in meta.seats), meta.watch_hash])
+    token_hash = hash_token(join.token)
+    if seat is None:
+        reason = retired_reason(meta, token_hash)
+        if reason is not None:
+            # A link that used to work says why it stopped (a new one was made, or it
+            # was for a seat that was only open between deals).
+            await _refuse_seat(websocket, SeatError(reason, _RETIRED_MESSAGES[reason]))
+        else:
+            await _close(websocket, CloseCode.BAD_TOKEN, "bad token")
+        return
+    if seat == len(meta.seats):
+        seat = SPECTATOR
+    # The room keeps its own meta; this handler lives as long as the socket and need not.
+    del meta
+
+    conn = Connection(seat, websocket.send_text, settings.outgoing_queue_size, send_now)
+    writer = conn.start()
+    try:
+        room = await _attach(node, join.table, conn, token_hash)
+    except SeatError as exc:
+        writer.cancel()
+        await asyncio.gather(writer, return_exceptions=True)
+        await _refuse_seat(websocket, exc)
+        return
+    if room is None:
+        writer.cancel()
+        await asyncio.gather(writer, return_exceptions=True)
+        await _close(websocket, conn.close_code or CloseCode.UNKNOWN_TABLE, "table unavailable")
+        return
+    reader = asyncio.create_task(
+        _read_loop(websocket, room, conn, settings.max_frame_bytes, seat_limiter)
+    )
+    metrics.game_socket_opened()
+    try:
+        await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        metrics.game_socket_closed()
+        reader.cancel()
+        writer.cancel()
+        await asyncio.gather(reader, writer, return_exceptions=True)
+        room.detach(conn)
+    if conn.close_code is not None:
+        await _close(websocket, conn.close_code, conn.close_reason)
+
+
+_RETIRED_MESSAGES = {
+    SeatReason.INVITE_REVOKED: "this link was replaced by a new one: ask the host for it",
+    SeatReason.INVITE_EXPIRED: "this invite was for a seat open between deals; it has expired",
+}
+
+
+async def _refuse_seat(websocket: WebSocket, error: SeatError) -> None:
+    """An error frame saying why the token opens nothing (any more), then the close."""
+    frame, code, reason = presenter.seat_refusal(error)
+    with contextlib.suppress(Exception):
+        await websocket.send_text(frame)
+    await _close(websocket, code, reason)
+
+
+async def _attach(
+    node: Node, table_id: str, conn: Connection, token_hash: str | None = None
+) -> Room | Forwarder | None:
+    # A room may close between lookup and attach (idle, storage failure); then load it anew.
+    for _ in range(3):
+        try:
+            room = await node.table(table_id)
+        except (RedisError, OSError, StoreError, EngineError, msgspec.DecodeError) as exc:
+            # A log that no longer replays (EngineError, DecodeError) is reported, not raised.
+            log.warning("cannot load table %s: %r", table_id, exc)
+            conn.shut(CloseCode.TABLE_UNAVAILABLE, "table store unreachable")
+            return None
+        if room is None:
+            return None
+        try:
+            await room.attach(conn, token_hash)
+        except RoomClosed:
+            continue
+        return room
+    conn.end(Closing.TABLE_UNAVAILABLE)
+    return None
+
+
+async def _read_loop(
+    websocket: WebSocket,
+    room: Room | Forwarder,
+    conn: Connection,
+    max_bytes: int,
+    limiter: RateLimiter,
+) -> None:
+    # A seat's sockets share one allowance; each spectator has its own.
+    key: object = (room.id, conn.seat) if conn.seat != SPECTATOR else conn
+    refused_in_a_row = 0
+    while True:
+        frame = await _receive_frame(websocket)
+        if frame is None:
+            return
+        if not limiter.allow(key):
+            metrics.rate_limited("actions")
+            refused_in_a_row += 1
+            if refused_in_a_row > _FLOOD_FACTOR * limiter.burst:
+                # Not a fast player but a flood: stop spending work on its frames.
+                conn.shut(_FLOODING, "flooding: too many messages, slow down")
+                return
+            conn.push_frame(presenter.error_frame(_TOO_FAST, room.version))
+            continue
+        refused_in_a_row = 0
+        if conn.seat == SPECTATOR:
+            conn.push_frame(presenter.read_watching(frame, max_bytes, version=room.version))
+            continue
+        inbound = presenter.read(frame, max_bytes, seat=conn.seat, version=room.version)
+        if isinstance(inbound, presenter.Answer):
+            conn.push_frame(inbound.frame)
+        elif isinstance(room, Forwarder):
+            # Another process owns the table: it reads the very same frame again.
+            room.forward(conn, frame)
+        else:
+            room.submit(conn, inbound.version, inbound.request)
