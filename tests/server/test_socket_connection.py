@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 
 import httpx
 import pytest
+import websockets
 from test_app import Client, LiveServer, create_table, play_to_result
 
 from server.connection import Connection
@@ -200,3 +203,45 @@ def test_a_send_that_is_not_the_transports_has_no_direct_path() -> None:
 
     assert text_sender(send) is None
     assert text_sender(Connection(0, send, 1).push_frame) is None
+
+
+async def test_once_a_socket_stops_taking_frames_they_queue_and_a_full_queue_cuts_it_off(
+    http: httpx.AsyncClient, live: LiveServer
+) -> None:
+    table = await create_table(http, seed=4, bot_speed_ms=0)
+    # A client that stops reading: websockets reads no more once one frame waits unread.
+    ws = await websockets.connect(live.ws_url, max_queue=1)
+    join = {"type": "join", "table": table["table"], "token": table["seats"][0]["token"]}
+    await ws.send(json.dumps(join))
+    await asyncio.wait_for(ws.recv(), 10)
+    room = live.registry.live(table["table"])
+    assert isinstance(room, Room)
+    (conn,) = room._humans[0]
+    assert isinstance(conn, Connection)
+    assert conn._send_now is not None
+    socket = conn._send_now.__self__  # type: ignore[attr-defined]
+    padding = json.dumps({"type": "padding", "data": "x" * 60_000})
+    # Written at once until the kernel's buffers and the transport's are full and the
+    # transport asks us to wait.
+    written = 0
+    while socket.writable.is_set():
+        assert written < 2_000, "the transport never asked to wait"
+        assert conn.push_frame(padding)
+        written += 1
+        await asyncio.sleep(0)
+    assert conn._queue.empty()
+    # From then on frames wait in the queue (the writer holds one), until it is full.
+    queued = 0
+    while conn.push_frame(padding):
+        queued += 1
+        assert queued <= 200, "a socket that takes nothing was never cut off"
+    assert 1 <= queued <= 64 + 1
+    assert conn.close_code == CloseCode.TOO_SLOW
+    # Reading again, the client gets what was written, then the reason.
+    received = 0
+    with contextlib.suppress(websockets.ConnectionClosed):
+        while True:
+            await asyncio.wait_for(ws.recv(), 10)
+            received += 1
+    assert received >= written
+    assert ws.close_code == CloseCode.TOO_SLOW
