@@ -141,9 +141,7 @@ class GroupCommit:
             answer.set_exception(ConnectionError("the group commit is closed"))
             return answer
         self._queued.append(_Call(script, keys, args, answer))
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
-            loop.call_soon(self._flush)
+        self._schedule_flush()
         return answer
 
     async def aclose(self) -> None:

@@ -274,7 +274,7 @@ class TableStore:
             now = time.time()
             keys: list[Any] = [TABLE_INDEX_KEY]
             args: list[Any] = [now, now + self._ttl, max_tables, meta.id]
-            if not int(await self._run(self._reserve, keys, args)):
+            if not int(await self._call(self._reserve, keys, args)):
                 raise TooManyTables(f"the server already holds {max_tables} tables")
         created = await self._redis.set(
             _key(meta.id, "meta"), _encoder.encode(meta), ex=self._ttl, nx=True
@@ -293,15 +293,11 @@ class TableStore:
         """Meta and whole log in one script; loading counts as activity (TTL refreshed)."""
         keys = [_key(table_id, role) for role in ("meta", "log", "fence")]
         with metrics.redis_timed("load"):
-            found = await self._run(self._load, keys, [self._ttl])
+            found = await self._call(self._load, keys, [self._ttl])
         if not found:
             return None
         raw_meta, raw_log = found
         return _meta_decoder.decode(raw_meta), [_entry_decoder.decode(r) for r in raw_log]
-
-    async def _run(self, script: Any, keys: list[Any], args: list[Any]) -> Any:
-        """Run ``script``, batched with other tables' calls where Redis is a single node."""
-        return await self._call(script, keys, args)
 
     def _call(self, script: Any, keys: list[Any], args: list[Any]) -> Awaitable[Any]:
         """``script``'s answer to await: queued on the group commit where Redis is a single
@@ -316,7 +312,7 @@ class TableStore:
         """Take the table for ``owner`` with the next fencing number (a ``Lease``), or
         the ``Holder`` whose lease is still live, or None when the table is gone."""
         keys = [_key(table_id, role) for role in ("meta", "lease", "fence")]
-        fence, holder = await self._run(self._acquire, keys, [owner, lease_ms, self._ttl])
+        fence, holder = await self._call(self._acquire, keys, [owner, lease_ms, self._ttl])
         fence = int(fence)
         if fence < 0:
             return None
