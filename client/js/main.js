@@ -360,7 +360,8 @@ function updateControls() {
   setEnabled(els.hint, myTurn && online && view.legal.length > 0);
   setEnabled(els.clear, sel.length > 0);
   let chip = app.hintLabel && myTurn ? h("span", { class: "chip", text: app.hintLabel }) : "";
-  if (app.autoNote && !myTurn) chip = h("span", { class: "chip auto", text: t("move.autoPass") });
+  // Bots that answer at once may hand the turn straight back: the note stays even then.
+  if (app.autoNote && !chip) chip = h("span", { class: "chip auto", text: t("move.autoPass") });
   if (app.pending?.shown) els.status.replaceChildren(h("span", { class: "pending", text: t("net.pending") }));
   else els.status.replaceChildren(statusText({ view, table: app.table }), chip);
 }

@@ -8,7 +8,9 @@ wire messages into requests and updates into frames.
 An accepted action is appended to Redis (checked against the expected
 version) before any seat hears of it; if that write fails, the in-memory state
 may be ahead of Redis, so the room shuts itself down and the next connection
-rebuilds the table from Redis alone.
+rebuilds the table from Redis alone.  Bots that answer at once move before
+that write and are appended with it (``_answer_at_once``): one write, one
+frame per socket, for an action and its instant answers.
 
 The room also keeps the seats: who is human or bot, the turn clock and the
 stand-in that plays a human's turn when the clock runs out or they have been
@@ -91,6 +93,11 @@ __all__ = ["DEFAULT_MAX_SPECTATORS", "Room", "RoomClosed"]
 
 # Sockets watching one table (the server's ``max_spectators`` setting overrides it).
 DEFAULT_MAX_SPECTATORS = 20
+
+# The most actions one write carries: an action and the answers of the bots that
+# answer at once.  Bounded, so that a table of such bots never plays a whole deal
+# in one write while the people around it hear nothing.
+_MAX_ANSWERS_AT_ONCE = 3
 
 _SeatRequest = Back | InviteSeat | MakeBot | OpenSeat | WatchLink
 
@@ -515,12 +522,17 @@ class Room:
             self._clock.now(),
             standin=standin,
         )
+        entries: list[LogEntry] = [entry]
+        if new_state is None and turn_version == self._version + 1:
+            meta = self._answer_at_once(entries, events, meta)
+            turn_version = self._version + len(entries)
         # The write comes first: a seat never hears of an action Redis does not hold.
         self._version = await self._store.append(
-            self.lease, self._version, entry, None if meta == self.meta else meta
+            self.lease, self._version, entries, None if meta == self.meta else meta
         )
-        USAGE.action_accepted()
-        metrics.action_accepted(_KINDS[type(entry)], by_bot=origin is None)
+        for i, accepted in enumerate(entries):
+            USAGE.action_accepted()
+            metrics.action_accepted(_KINDS[type(accepted)], by_bot=i > 0 or origin is None)
         self.meta = meta
         self._turn_version = turn_version
         if new_state is not None:
@@ -538,6 +550,32 @@ class Room:
         # this version's views (the rare attach or refused bot move rebuilds them).
         self._views.clear()
         return True
+
+    def _answer_at_once(
+        self, entries: list[LogEntry], events: list[Event], meta: TableMeta
+    ) -> TableMeta:
+        """Let bots that answer without a pause move now, before the write: their moves
+        join ``entries`` (and their events ``events``) and go to Redis in the same write.
+
+        Nobody outside this process hears of any of them until Redis holds them all,
+        and the write lands whole or not at all, so no reader ever sees a bot's move
+        without the move it answered.  Returns the meta after the last of them.
+        """
+        now = self._clock.now()
+        while len(entries) < _MAX_ANSWERS_AT_ONCE and (bot := self._instant_bot()) is not None:
+            version = self._version + len(entries)
+            seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)
+            action = bots.decide_now(bot.level, seed, self._bot_view(bot.seat))
+            try:
+                events += engine.apply(self._state, action)
+            except EngineError:
+                # decide_now promises a legal move.  Should it break that promise, the
+                # turn is left to ``_schedule_bot``: the same seed decides the same move,
+                # and ``_bot_move`` replaces the refused move with a legal one.
+                break
+            entries.append(action)
+            meta = meta_after(meta, action, self._state, version + 1, now)
+        return meta
 
     # --- seats: host controls, hand-back, meta writes -------------------------
 
@@ -699,21 +737,33 @@ class Room:
         if self._bot_task is not None:
             self._bot_task.cancel()
             self._bot_task = None
+        instant = self._instant_bot()
+        if instant is not None:
+            # Decide now and queue the move behind whatever the inbox already holds,
+            # without a task per turn.
+            seed = bot_seed(self.meta.seed, instant.seat, self._version, self.meta.secret)
+            action = bots.decide_now(instant.level, seed, self._bot_view(instant.seat))
+            self._inbox.put_nowait(BotMove(instant.seat, self._version, action))
+            return
         deal = self._state.deal
         bot = self._bots.get(deal.turn)
         if deal.result is not None or bot is None:
-            return
-        if self._bot_speed_ms == 0 and bot.level in bots.INLINE_LEVELS:
-            # No pause to wait and under a millisecond of thinking: decide now and queue
-            # the move behind whatever the inbox already holds, without a task per turn.
-            seed = bot_seed(self.meta.seed, bot.seat, self._version, self.meta.secret)
-            action = bots.decide_now(bot.level, seed, self._bot_view(bot.seat))
-            self._inbox.put_nowait(BotMove(bot.seat, self._version, action))
             return
         self._bot_task = asyncio.create_task(
             self._bot_turn(bot, self._bot_view(bot.seat), self._version),
             name=f"bot-{self.id}-{bot.seat}",
         )
+
+    def _instant_bot(self) -> BotSeat | None:
+        """The bot whose turn it is if it answers at once: no pause to wait and under a
+        millisecond of thinking."""
+        deal = self._state.deal
+        bot = self._bots.get(deal.turn)
+        if deal.result is not None or bot is None:
+            return None
+        if self._bot_speed_ms != 0 or bot.level not in bots.INLINE_LEVELS:
+            return None
+        return bot
 
     async def _bot_turn(self, bot: BotSeat, view: SeatView, version: int) -> None:
         seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, cast
 
@@ -84,10 +84,10 @@ def fenced_script(body: str) -> str:
     return _FENCE_CHECK + body
 
 
-# KEYS: fence, meta, log.  ARGV: fence, expected version, entry JSON ("" for none),
-# ttl seconds, and optionally the new meta JSON.  Entry and meta land together or
-# not at all.  Returns the new version, -1 when the table is gone, -3 when fenced
-# out, or -4 - stored version on a version conflict.
+# KEYS: fence, meta, log.  ARGV: fence, expected version, ttl seconds, the new meta
+# JSON ("" to keep it), then the entries' JSON (none or more).  The entries and the
+# meta land together or not at all.  Returns the new version, -1 when the table is
+# gone, -3 when fenced out, or -4 - stored version on a version conflict.
 _WRITE = fenced_script("""
 if redis.call('EXISTS', KEYS[2]) == 0 then
   return -1
@@ -96,15 +96,14 @@ local n = redis.call('LLEN', KEYS[3])
 if n ~= tonumber(ARGV[2]) then
   return -4 - n
 end
-if ARGV[3] ~= '' then
-  redis.call('RPUSH', KEYS[3], ARGV[3])
-  n = n + 1
+if #ARGV > 4 then
+  n = redis.call('RPUSH', KEYS[3], unpack(ARGV, 5))
 end
-if ARGV[5] then
-  redis.call('SET', KEYS[2], ARGV[5])
+if ARGV[4] ~= '' then
+  redis.call('SET', KEYS[2], ARGV[4])
 end
 for i = 1, 3 do
-  redis.call('EXPIRE', KEYS[i], ARGV[4])
+  redis.call('EXPIRE', KEYS[i], ARGV[3])
 end
 return n
 """)
@@ -355,25 +354,32 @@ class TableStore:
     # --- writes (all fenced) -------------------------------------------------------
 
     def append(
-        self, lease: Lease, expected_version: int, entry: LogEntry, meta: TableMeta | None = None
+        self,
+        lease: Lease,
+        expected_version: int,
+        entries: Sequence[LogEntry],
+        meta: TableMeta | None = None,
     ) -> Awaitable[int]:
-        """Append ``entry`` (and replace the meta, if given) if ``lease`` is current and
-        the stored version is ``expected_version``; the new version, to await."""
+        """Append ``entries`` in order (and replace the meta, if given) if ``lease`` is
+        current and the stored version is ``expected_version``; the new version, to await.
+
+        All of them land, or none: a room hands several actions over at once when bots
+        answer without a pause, and no reader may ever see the first without the rest.
+        """
         # Not a coroutine of its own: every action comes here, and each coroutine a room
         # holds while Redis answers is one more object the cyclic GC scans.
-        return self._write(lease, expected_version, _encoder.encode(entry), meta)
+        return self._write(lease, expected_version, [_encoder.encode(e) for e in entries], meta)
 
     async def save_meta(self, lease: Lease, expected_version: int, meta: TableMeta) -> None:
         """Replace the meta if ``lease`` is current and the stored version is
         ``expected_version`` (no new entry)."""
-        await self._write(lease, expected_version, b"", meta)
+        await self._write(lease, expected_version, [], meta)
 
     async def _write(
-        self, lease: Lease, expected_version: int, entry: bytes, meta: TableMeta | None
+        self, lease: Lease, expected_version: int, entries: list[bytes], meta: TableMeta | None
     ) -> int:
-        args: list[Any] = [expected_version, entry, self._ttl]
-        if meta is not None:
-            args.append(_encoder.encode(meta))
+        encoded_meta = b"" if meta is None else _encoder.encode(meta)
+        args: list[Any] = [expected_version, self._ttl, encoded_meta, *entries]
         keys, args = _fenced_call(lease, ["meta", "log"], args)
         with metrics.redis_timed("append"):
             result = _fenced_result(lease, await self._call(self._write_script, keys, args))

@@ -127,13 +127,13 @@ async def test_appends_made_in_one_turn_go_out_in_one_write_and_each_gets_its_ow
     await redis_client.script_flush()
     before = group_commit(store).pipelines
     first = await within(
-        asyncio.gather(*(store.append(lease, 0, Play(seat=0, cards=["3S"])) for lease in leases))
+        asyncio.gather(*(store.append(lease, 0, [Play(seat=0, cards=["3S"])]) for lease in leases))
     )
     # The first write of a script Redis does not hold meets NOSCRIPT: sent again, with its body.
     assert group_commit(store).pipelines - before == 2
     before = group_commit(store).pipelines
     second = await within(
-        asyncio.gather(*(store.append(lease, 1, Pass(seat=1)) for lease in leases))
+        asyncio.gather(*(store.append(lease, 1, [Pass(seat=1)]) for lease in leases))
     )
     assert group_commit(store).pipelines - before == 1
     assert first == [1] * 40
@@ -150,12 +150,12 @@ async def test_lease_renewals_of_many_tables_share_a_write_with_appends(
     await lease_of(store, leases[7].table_id, owner="another-process")
     # Both scripts known to Redis already (no NOSCRIPT round trip below).
     await store.renew(leases[0], 60_000)
-    await store.append(leases[0], 0, Pass(seat=1))
+    await store.append(leases[0], 0, [Pass(seat=1)])
     before = group_commit(store).pipelines
     results = await within(
         asyncio.gather(
             *(store.renew(lease, 60_000) for lease in leases),
-            *(store.append(lease, 0, Pass(seat=1)) for lease in leases[10:]),
+            *(store.append(lease, 0, [Pass(seat=1)]) for lease in leases[10:]),
             return_exceptions=True,
         )
     )
@@ -171,7 +171,7 @@ async def test_a_refusal_in_a_batch_fails_only_its_own_call(store: TableStore) -
     await store.release(leases[5])
     await lease_of(store, leases[5].table_id, owner="another-process")
     calls = [
-        store.append(lease, 3 if i == 4 else 0, Pass(seat=1)) for i, lease in enumerate(leases)
+        store.append(lease, 3 if i == 4 else 0, [Pass(seat=1)]) for i, lease in enumerate(leases)
     ]
     results = await within(asyncio.gather(*calls, return_exceptions=True))
     assert isinstance(results[4], VersionConflict)
@@ -217,13 +217,13 @@ async def test_appends_go_on_after_redis_forgets_its_scripts(
     store: TableStore, redis_client: aioredis.Redis
 ) -> None:
     leases = await tables(store, 3)
-    assert await store.append(leases[0], 0, Pass(seat=1)) == 1
+    assert await store.append(leases[0], 0, [Pass(seat=1)]) == 1
     await redis_client.script_flush()  # what a restarted Redis looks like to the script
     results = await within(
-        asyncio.gather(*(store.append(lease, 0, Pass(seat=1)) for lease in leases[1:]))
+        asyncio.gather(*(store.append(lease, 0, [Pass(seat=1)]) for lease in leases[1:]))
     )
     assert results == [1, 1]
-    assert await store.append(leases[0], 1, Pass(seat=2)) == 2
+    assert await store.append(leases[0], 1, [Pass(seat=2)]) == 2
 
 
 async def test_calls_that_meet_a_forgotten_script_are_sent_again_and_keep_their_answers(
@@ -250,7 +250,7 @@ def _url_of(client: aioredis.Redis) -> str:
 
 async def test_a_caller_that_stops_waiting_does_not_stop_the_others(store: TableStore) -> None:
     leases = await tables(store, 6)
-    calls = [asyncio.ensure_future(store.append(lease, 0, Pass(seat=1))) for lease in leases]
+    calls = [asyncio.ensure_future(store.append(lease, 0, [Pass(seat=1)])) for lease in leases]
     await asyncio.sleep(0)
     calls[0].cancel()
     assert await within(asyncio.gather(*calls[1:])) == [1] * 5
@@ -275,7 +275,7 @@ async def test_one_connection_serves_every_write_while_it_lasts(
     for version in range(5):
         assert (
             await within(
-                asyncio.gather(*(store.append(lease, version, Pass(seat=1)) for lease in leases))
+                asyncio.gather(*(store.append(lease, version, [Pass(seat=1)]) for lease in leases))
             )
             == [version + 1] * 8
         )
@@ -287,12 +287,12 @@ async def test_appends_go_on_after_redis_drops_idle_connections(
 ) -> None:
     leases = await tables(store, 4)
     assert (
-        await within(asyncio.gather(*(store.append(lease, 0, Pass(seat=1)) for lease in leases)))
+        await within(asyncio.gather(*(store.append(lease, 0, [Pass(seat=1)]) for lease in leases)))
         == [1] * 4
     )
     await redis_client.client_kill_filter(_type="normal", skipme=True)
     assert (
-        await within(asyncio.gather(*(store.append(lease, 1, Pass(seat=2)) for lease in leases)))
+        await within(asyncio.gather(*(store.append(lease, 1, [Pass(seat=2)]) for lease in leases)))
         == [2] * 4
     )
     for lease in leases:

@@ -48,13 +48,13 @@ async def test_an_expired_lease_lets_another_process_in_and_fences_the_old_one_o
     assert isinstance(new, Lease)
     assert new.fence > old.fence
     with pytest.raises(LeaseLost):
-        await store.append(old, 0, Play(seat=0, cards=["3S"]))
+        await store.append(old, 0, [Play(seat=0, cards=["3S"])])
     with pytest.raises(LeaseLost):
         await store.renew(old, 5000)
     await store.release(old)  # a no-op: it must not free the successor's lease
     assert await store.holder(meta.id) == Holder("successor", new.fence)
     assert await log_of(store, meta.id) == []
-    assert await store.append(new, 0, Pass(seat=0)) == 1
+    assert await store.append(new, 0, [Pass(seat=0)]) == 1
 
 
 async def test_an_owner_keeps_writing_after_its_lease_expired_if_nobody_took_over(
@@ -66,7 +66,7 @@ async def test_an_owner_keeps_writing_after_its_lease_expired_if_nobody_took_ove
     assert isinstance(lease, Lease)
     await asyncio.sleep(0.2)
     assert await store.holder(meta.id) is None
-    assert await store.append(lease, 0, Pass(seat=0)) == 1
+    assert await store.append(lease, 0, [Pass(seat=0)]) == 1
     await store.renew(lease, 5000)
     assert await store.holder(meta.id) == Holder("slow", lease.fence)
 
@@ -84,7 +84,7 @@ async def test_every_key_of_a_table_lives_in_one_cluster_slot(
 ) -> None:
     meta, _ = await new_table(store, seed=1)
     lease = await lease_of(store, meta.id)
-    await store.append(lease, 0, Pass(seat=0))
+    await store.append(lease, 0, [Pass(seat=0)])
     keys = await redis_client.keys(f"*{meta.id}*")
     assert {k.decode().rsplit(":", 1)[1] for k in keys} == {"meta", "log", "fence", "lease"}
     assert len({key_slot(k) for k in keys}) == 1

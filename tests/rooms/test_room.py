@@ -59,6 +59,11 @@ async def seat_all(room: Room, seats: list[int]) -> list[tuple[Socket, dict[str,
     return [(sock, await sock.state_where(everyone)) for sock in socks]
 
 
+def moves_in(frame: dict[str, Any]) -> list[int]:
+    """The seats whose plays and passes a state frame tells of, in order."""
+    return [e["seat"] for e in frame["events"] if e["type"] in ("played", "passed")]
+
+
 def view(frame: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = frame["view"]
     return result
@@ -95,7 +100,7 @@ async def test_a_room_loaded_from_redis_resumes_with_the_bot_whose_turn_it_is(
     state = rebuild(meta, []).match
     first = Play(seat=0, cards=["3S"])
     elsewhere = await lease_of(store, meta.id, "a-process-that-stopped")
-    await store.append(elsewhere, 0, first)
+    await store.append(elsewhere, 0, [first])
     await store.release(elsewhere)
     assert rebuild(meta, [first]).match.deal.turn == 1 != state.deal.turn
     # Loading the room is enough for the bot to move on; the socket only watches.
@@ -320,10 +325,15 @@ async def test_a_second_process_cannot_run_a_table_another_one_owns(store: Table
         await second.close()
 
 
+@pytest.mark.parametrize(
+    "seats",
+    [{"humans": 3, "bots": []}, {"bots": ["normal", "normal"], "bot_speed_ms": 0}],
+    ids=["three people", "two bots that answer at once"],
+)
 async def test_an_owner_whose_lease_was_taken_over_writes_nothing_and_closes(
-    store: TableStore, registry: Registry, redis_client: aioredis.Redis
+    store: TableStore, registry: Registry, redis_client: aioredis.Redis, seats: dict[str, Any]
 ) -> None:
-    meta, _ = await new_table(store, seed=seed_where_leader_is(0), humans=3, bots=[])
+    meta, _ = await new_table(store, seed=seed_where_leader_is(0), **seats)
     room = await open_room(registry, meta.id)
     sock = await seated(room, 0)
     hints = view(await sock.next("state"))["hints"]
@@ -337,7 +347,50 @@ async def test_an_owner_whose_lease_was_taken_over_writes_nothing_and_closes(
     assert sock.frames.empty()
     assert await log_of(store, meta.id) == []
     # The successor's writes go through.
-    assert await store.append(successor, 0, Play(seat=0, cards=hints[0])) == 1
+    assert await store.append(successor, 0, [Play(seat=0, cards=hints[0])]) == 1
+
+
+async def test_bots_that_answer_at_once_are_heard_with_the_move_they_answer_once_redis_holds_all(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, _ = await new_table(
+        store, seed=seed_where_leader_is(0), bots=["normal", "normal"], bot_speed_ms=0
+    )
+    room = await open_room(registry, meta.id)
+    sock = Socket(0)
+    send = sock.conn._send
+    stored_when_heard: list[int] = []
+
+    async def checking_send(frame: str) -> None:
+        stored_when_heard.append(len(await log_of(store, meta.id)))
+        await send(frame)
+
+    sock.conn._send = checking_send
+    await room.attach(sock.conn)
+    first = await sock.next("state")
+    room.submit(sock.conn, 0, Play(seat=0, cards=view(first)["hints"][0]))
+    answered = await sock.next("state")
+    # One frame for the move and both answers, sent once Redis held all three.
+    entries = await log_of(store, meta.id)
+    assert answered["version"] == len(entries) == 3 == stored_when_heard[-1]
+    assert moves_in(answered) == [0, 1, 2]
+    assert [e.seat for e in entries if isinstance(e, Play | Pass)] == [0, 1, 2]
+    assert view(answered)["turn"] == 0
+
+
+async def test_bots_that_pause_first_are_heard_move_by_move(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, _ = await new_table(
+        store, seed=seed_where_leader_is(0), bots=["normal", "normal"], bot_speed_ms=1
+    )
+    room = await open_room(registry, meta.id)
+    sock = await seated(room, 0)
+    first = await sock.next("state")
+    room.submit(sock.conn, 0, Play(seat=0, cards=view(first)["hints"][0]))
+    heard = [await sock.next("state") for _ in range(3)]
+    assert [f["version"] for f in heard] == [1, 2, 3]
+    assert [moves_in(f) for f in heard] == [[0], [1], [2]]
 
 
 async def test_an_idle_room_is_dropped_and_the_next_socket_reloads_it(store: TableStore) -> None:

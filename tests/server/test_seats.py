@@ -136,7 +136,7 @@ async def test_a_stand_in_plays_for_a_human_who_left_and_they_play_again_on_retu
             frame = await friend.next("state")
         await play_turn(friend, frame)
         after = await friend.state_where(lambda f: f["version"] > frame["version"])
-        assert after["view"]["moves"][-1]["seat"] == 1
+        assert after["events"][0]["seat"] == 1
         assert not auto(after, 1)
     await host.close()
     await friend.close()
