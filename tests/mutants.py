@@ -418,28 +418,28 @@ MUTANTS = [
     ),
     Mutant(
         "hint-no-cycle",
-        "server/rooms/room.py",
-        "self._hint_next[listener.seat] = index + 1",
-        "self._hint_next[listener.seat] = index",
+        "server/rooms/audience.py",
+        "self._hint_next[seat] = index + 1",
+        "self._hint_next[seat] = index",
         ROOMS_TESTS,
     ),
     Mutant(
         "hint-cycle-survives-commit",
-        "server/rooms/room.py",
+        "server/rooms/audience.py",
         "        self._hint_next.clear()\n",
         "",
         ROOMS_TESTS,
     ),
     Mutant(
         "views-survive-commit",
-        "server/rooms/room.py",
+        "server/rooms/audience.py",
         "        self._views.clear()\n        self._public = None\n",
         "        self._public = None\n",
         ROOMS_TESTS,
     ),
     Mutant(
         "hints-survive-commit",
-        "server/rooms/room.py",
+        "server/rooms/audience.py",
         "        self._all_hints.clear()\n",
         "",
         ROOMS_TESTS,
@@ -476,13 +476,13 @@ MUTANTS = [
     Mutant(
         "idle-closes-a-watched-room",
         "server/rooms/room.py",
-        "                    if not self._any_connection():",
+        "                    if not self._audience.any_connection():",
         "                    if True:",
         ROOMS_TESTS,
     ),
     Mutant(
         "close-leaves-sockets-open",
-        "server/rooms/room.py",
+        "server/rooms/audience.py",
         "            for listener in listeners:\n                listener.end(why)",
         "            for listener in listeners:\n                pass",
         ROOMS_TESTS,
@@ -527,8 +527,15 @@ MUTANTS = [
     Mutant(
         "bot-plays-after-deal-end",
         "server/rooms/room.py",
-        "        if deal.result is not None or bot is None:",
-        "        if bot is None:",
+        "        if deal.result is not None or bot is None:\n            return\n",
+        "        if bot is None:\n            return\n",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "instant-bot-plays-after-deal-end",
+        "server/rooms/room.py",
+        "        if deal.result is not None or bot is None:\n            return None\n",
+        "        if bot is None:\n            return None\n",
         ROOMS_TESTS,
     ),
     Mutant(
@@ -555,8 +562,23 @@ MUTANTS = [
     Mutant(
         "bot-seed-ignores-version",
         "server/rooms/room.py",
-        "seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)",
-        "seed = bot_seed(self.meta.seed, bot.seat, 0, self.meta.secret)",
+        "        seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)\n"
+        "        action",
+        "        seed = bot_seed(self.meta.seed, bot.seat, 0, self.meta.secret)\n        action",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "instant-bot-seed-ignores-version",
+        "server/rooms/room.py",
+        "            seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)\n",
+        "            seed = bot_seed(self.meta.seed, bot.seat, 0, self.meta.secret)\n",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "instant-bots-written-one-by-one",
+        "server/rooms/room.py",
+        "        if new_state is None and turn_version == self._version + 1:\n",
+        "        if False:\n",
         ROOMS_TESTS,
     ),
     # -- rooms: log, store, tables, tokens --
@@ -593,7 +615,7 @@ MUTANTS = [
     Mutant(
         "store-append-keeps-expiry",
         "server/rooms/store.py",
-        "for i = 1, 3 do\n  redis.call('EXPIRE', KEYS[i], ARGV[4])\nend\nreturn n",
+        "for i = 1, 3 do\n  redis.call('EXPIRE', KEYS[i], ARGV[3])\nend\nreturn n",
         "return n",
         ROOMS_TESTS,
     ),

@@ -14,9 +14,10 @@ frame per socket, for an action and its instant answers.
 
 The room also keeps the seats: who is human or bot, the turn clock and the
 stand-in that plays a human's turn when the clock runs out or they have been
-gone for the grace time, the host's seat controls, spectators and emotes.  Seat
-state lives in the table meta, which the room writes with the action that
-changed it (or alone), under the same version check.
+gone for the grace time, the host's seat controls.  Seat state lives in the
+table meta, which the room writes with the action that changed it (or alone),
+under the same version check.  Who listens, and what each listener hears
+(views, hints, emotes), is the room's ``Audience`` (``audience.py``).
 """
 
 from __future__ import annotations
@@ -31,10 +32,11 @@ from redis.exceptions import RedisError
 
 from server import bots, engine, fairness, metrics
 from server.bots import BotAction
-from server.engine import EngineError, Event, NextDeal, Pass, Play, PublicView, SeatView
+from server.engine import EngineError, Event, NextDeal, Pass, Play, SeatView
 from server.inbox import Inbox
 from server.usage import USAGE
 
+from .audience import Audience, end_all
 from .clock import SystemClock, Timer, WallClock, standin_due
 from .commands import (
     AskHint,
@@ -56,7 +58,6 @@ from .commands import (
     Submit,
     WatchLink,
 )
-from .emotes import EMOTE_BURST, EMOTE_REFILL_SECONDS, RateLimit
 from .log import BotSpeed, LogEntry, NewMatch, TableMeta, TableState, bot_seed, match_seed
 from .names import NameRefused, clean_name
 from .seating import (
@@ -78,15 +79,12 @@ from .tokens import hash_token, new_token
 from .turns import clock_for, human_turn, meta_after, seats_settled
 from .updates import (
     Closing,
-    EmoteShown,
-    HintAnswer,
     InviteIssued,
     Refused,
     RoomError,
     RoomReason,
     StateUpdate,
     TableSnapshot,
-    WatchUpdate,
 )
 
 __all__ = ["DEFAULT_MAX_SPECTATORS", "Room", "RoomClosed"]
@@ -121,24 +119,18 @@ class Room:
 
     # A thousand live tables each hold one: a slotted instance keeps no attribute dict.
     __slots__ = (
-        "_all_hints",
+        "_audience",
         "_away_since",
         "_bot_speed_ms",
         "_bot_task",
         "_bots",
         "_clock",
-        "_emote_limits",
         "_fairness",
-        "_hint_next",
-        "_humans",
         "_idle_seconds",
         "_idle_timer",
         "_inbox",
         "_match_no",
-        "_max_spectators",
         "_on_closed",
-        "_public",
-        "_spectators",
         "_standin_task",
         "_standin_timer",
         "_standin_turn",
@@ -147,7 +139,6 @@ class Room:
         "_task",
         "_turn_version",
         "_version",
-        "_views",
         "closed",
         "id",
         "lease",
@@ -180,25 +171,17 @@ class Room:
         self._idle_seconds = idle_seconds
         self._on_closed = on_closed
         self._clock: WallClock = clock or SystemClock()
-        self._max_spectators = max_spectators
         self._inbox: Inbox[Command] = Inbox()
-        self._humans: dict[int, list[Listener]] = {}
+        self._audience = Audience(max_spectators)
         self._bots: dict[int, BotSeat] = {}
         self._reseat()
-        self._spectators: list[Listener] = []
         # When each human seat lost its last socket (a freshly loaded table: now).
         now = self._clock.now()
-        self._away_since: dict[int, float] = dict.fromkeys(self._humans, now)
+        self._away_since: dict[int, float] = dict.fromkeys(self._audience.humans, now)
         self._standin_timer: Timer | None = None
         self._standin_task: asyncio.Task[None] | None = None
         # Bumped whenever the stand-in is rescheduled: a late stand-in move is dropped.
         self._standin_turn = 0
-        self._emote_limits: dict[int, RateLimit] = {}
-        # Per-version caches: each seat's view, the public view, where hint cycles stand.
-        self._public: PublicView | None = None
-        self._views: dict[int, SeatView] = {}
-        self._hint_next: dict[int, int] = {}
-        self._all_hints: dict[int, list[list[str]]] = {}
         self._bot_task: asyncio.Task[None] | None = None
         self._idle_timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
@@ -284,7 +267,7 @@ class Room:
                     break
                 if isinstance(command, Idle):
                     self._idle_timer = None
-                    if not self._any_connection():
+                    if not self._audience.any_connection():
                         why = Closing.IDLE
                         break
                     continue
@@ -305,9 +288,7 @@ class Room:
         if self._idle_timer is not None:
             self._idle_timer.cancel()
         self._on_closed(self)
-        for listeners in [*self._humans.values(), self._spectators]:
-            for listener in listeners:
-                listener.end(why)
+        self._audience.end_everyone(why)
         while not self._inbox.empty():
             command = self._inbox.get_nowait()
             if isinstance(command, Attach) and not command.done.done():
@@ -330,7 +311,7 @@ class Room:
             self._stand_in(command)
 
     def _resync(self, listener: Listener) -> None:
-        if listener in self._humans.get(listener.seat, []):
+        if listener in self._audience.humans.get(listener.seat, []):
             listener.push(self._state_update(listener.seat, self._snapshot(), []))
 
     async def _attach(self, command: Attach) -> None:
@@ -363,12 +344,7 @@ class Room:
         if listener.seat == SPECTATOR:
             if token_hash is None or token_hash != self.meta.watch_hash:
                 raise SeatError(SeatReason.INVITE_REVOKED, "this watch link was replaced")
-            if len(self._spectators) >= self._max_spectators:
-                raise SeatError(
-                    SeatReason.TOO_MANY_SPECTATORS,
-                    f"this table already has {self._max_spectators} spectators",
-                )
-            self._spectators.append(listener)
+            self._audience.admit_spectator(listener)
             return True
         seat = self.meta.seats[listener.seat]
         if token_hash is not None and token_hash != seat.token_hash:
@@ -385,18 +361,18 @@ class Room:
         if seat.kind == "bot":
             self._reseat()
         before = self._connected()
-        self._humans[seat.seat].append(listener)
+        self._audience.humans[seat.seat].append(listener)
         self._away_since.pop(seat.seat, None)
         return changed or self._connected() != before
 
     def _detach(self, listener: Listener) -> None:
         if listener.seat == SPECTATOR:
-            if listener in self._spectators:
-                self._spectators.remove(listener)
+            if listener in self._audience.spectators:
+                self._audience.spectators.remove(listener)
                 self._broadcast([])
                 self._arm_idle_timer()
             return
-        listeners = self._humans.get(listener.seat, [])
+        listeners = self._audience.humans.get(listener.seat, [])
         if listener not in listeners:
             return
         before = self._connected()
@@ -425,7 +401,7 @@ class Room:
             )
             return
         if isinstance(request, AskHint):
-            self._hint(listener)
+            self._audience.hint(listener, self._state, self._version)
             return
         if isinstance(request, Rename):
             try:
@@ -539,16 +515,13 @@ class Room:
             self._state = new_state
             self._match_no += 1
             events = [engine.DealStarted(deal_no=1, leader=new_state.deal.leader)]
-        self._views.clear()
-        self._public = None
-        self._hint_next.clear()
-        self._all_hints.clear()
+        self._audience.new_version()
         self._broadcast(events)
         self._schedule_bot()
         self._schedule_standin()
         # Heard and handed to the bot: a table waiting for its next action need not hold
         # this version's views (the rare attach or refused bot move rebuilds them).
-        self._views.clear()
+        self._audience.forget_views()
         return True
 
     def _answer_at_once(
@@ -590,7 +563,7 @@ class Room:
                 meta = reissue_invite(self.meta, actor, request.seat, hash_token(token))
                 issued = InviteIssued(self.id, request.seat, token)
             elif isinstance(request, MakeBot):
-                present = bool(self._humans.get(request.seat))
+                present = self._audience.seat_has_socket(request.seat)
                 meta = make_bot(self.meta, actor, request.seat, present=present)
             elif isinstance(request, OpenSeat):
                 between_deals = self._state.deal.result is not None
@@ -610,29 +583,23 @@ class Room:
             listener.push(issued)
         if isinstance(request, InviteSeat):
             # The old token stops at once, for sockets already seated with it too.
-            self._end_all(self._humans[request.seat], Closing.REVOKED)
+            end_all(self._audience.humans[request.seat], Closing.REVOKED)
             self._away_since[request.seat] = self._clock.now()
         elif isinstance(request, WatchLink):
-            self._end_all(self._spectators, Closing.REVOKED)
+            end_all(self._audience.spectators, Closing.REVOKED)
         self._reseat()
         self._broadcast([])
         if [s.kind for s in self.meta.seats] != kinds_before:
             self._schedule_bot()
         self._schedule_standin()
 
-    def _end_all(self, listeners: list[Listener], why: Closing) -> None:
-        for listener in listeners:
-            listener.end(why)
-        listeners.clear()
-
     def _reseat(self) -> None:
         """Match the human seats' socket lists and the bots to the meta's seat kinds."""
+        self._audience.match_seats(self.meta.seats)
         for seat in self.meta.seats:
             if seat.kind == "human":
-                self._humans.setdefault(seat.seat, [])
                 self._bots.pop(seat.seat, None)
                 continue
-            self._end_all(self._humans.pop(seat.seat, []), Closing.REVOKED)
             level = seat.level or "normal"
             bot = self._bots.get(seat.seat)
             if bot is None or bot.level != level:
@@ -671,7 +638,11 @@ class Room:
             clock = None
         away = None
         # Nobody waits for a lone player, so their turns are never handed away for absence.
-        if self.meta.humans >= 2 and seats_settled(self.meta) and not self._humans.get(seat):
+        if (
+            self.meta.humans >= 2
+            and seats_settled(self.meta)
+            and not self._audience.seat_has_socket(seat)
+        ):
             away = self._away_since.get(seat)
         due = standin_due(
             on_auto=on_auto(self.meta.seats[seat]),
@@ -714,22 +685,10 @@ class Room:
     # --- emotes ---------------------------------------------------------------
 
     def _emote(self, listener: Listener, emote: str) -> None:
-        limit = self._emote_limits.setdefault(listener.seat, RateLimit())
-        now = self._clock.now()
-        if not limit.allow(now):
-            self._refuse(
-                listener,
-                SeatError(
-                    SeatReason.TOO_MANY_EMOTES,
-                    f"{EMOTE_BURST} emotes at once, then one every {EMOTE_REFILL_SECONDS:g} s; "
-                    f"try again in {limit.retry_after(now):.1f} s",
-                ),
-            )
-            return
-        shown = EmoteShown(listener.seat, emote)
-        for listeners in [*self._humans.values(), self._spectators]:
-            for other in list(listeners):
-                other.push(shown)
+        try:
+            self._audience.emote(listener, emote, self._clock.now())
+        except SeatError as exc:
+            self._refuse(listener, exc)
 
     # --- bots ---------------------------------------------------------------
 
@@ -773,46 +732,18 @@ class Room:
 
     # --- what seats hear ------------------------------------------------------
 
-    def _view(self, seat: int) -> SeatView:
-        view = self._views.get(seat)
-        if view is None:
-            view = self._views[seat] = engine.seat_view(self._state, seat)
-        return view
-
     def _bot_view(self, seat: int) -> SeatView:
         # Built once per turn (a refused move's fallback rebuilds it): nothing to cache.
         return engine.seat_view(self._state, seat, hints=engine.BOT_HINTS)
-
-    def _hints(self, seat: int) -> list[list[str]]:
-        # The view carries only the first few hints; cycling reaches every legal play.
-        hints = self._all_hints.get(seat)
-        if hints is None:
-            hints = self._all_hints[seat] = engine.hints_for(self._state, seat)
-        return hints
-
-    def _hint(self, listener: Listener) -> None:
-        hints = self._hints(listener.seat)
-        if not hints:
-            listener.push(HintAnswer(version=self._version, cards=[], index=0, count=0))
-            return
-        index = self._hint_next.get(listener.seat, 0) % len(hints)
-        self._hint_next[listener.seat] = index + 1
-        listener.push(
-            HintAnswer(version=self._version, cards=hints[index], index=index, count=len(hints))
-        )
 
     def _refuse(self, listener: Listener, error: RoomError | EngineError | SeatError) -> None:
         listener.push(Refused(version=self._version, error=error))
 
     def _connected(self) -> tuple[bool, ...]:
-        humans = self._humans
-        return tuple([bool(humans.get(s.seat)) for s in self.meta.seats])
-
-    def _any_connection(self) -> bool:
-        return any(self._humans.values()) or bool(self._spectators)
+        return self._audience.connected(self.meta.seats)
 
     def _arm_idle_timer(self) -> None:
-        if self._any_connection() or self._idle_timer is not None:
+        if self._audience.any_connection() or self._idle_timer is not None:
             return
         self._idle_timer = asyncio.get_running_loop().call_later(
             self._idle_seconds, self._inbox.put_nowait, Idle()
@@ -827,7 +758,7 @@ class Room:
             match_no=self._match_no,
             commitments=commitments,
             reveal=reveal,
-            spectators=len(self._spectators),
+            spectators=len(self._audience.spectators),
             now=self._clock.now(),
         )
 
@@ -845,26 +776,10 @@ class Room:
         return self._fairness[1], self._fairness[2]
 
     def _state_update(self, seat: int, snapshot: TableSnapshot, events: list[Event]) -> StateUpdate:
-        return StateUpdate(
-            version=self._version, table=snapshot, view=self._view(seat), events=events
-        )
+        return self._audience.state_update(self._state, self._version, seat, snapshot, events)
 
     def _broadcast(self, events: list[Event]) -> None:
-        snapshot = self._snapshot()
-        for seat, listeners in self._humans.items():
-            if not listeners:
-                continue
-            update = self._state_update(seat, snapshot, events)
-            for listener in list(listeners):
-                listener.push(update)
-        if self._spectators:
-            if self._public is None:
-                self._public = engine.public_view(self._state)
-            watched = WatchUpdate(
-                version=self._version, table=snapshot, view=self._public, events=events
-            )
-            for listener in list(self._spectators):
-                listener.push(watched)
+        self._audience.broadcast(self._state, self._version, self._snapshot(), events)
 
 
 def _renamed(meta: TableMeta, seat: int, name: str) -> TableMeta:

@@ -194,7 +194,7 @@ async def test_a_game_socket_behind_the_server_writes_its_frames_at_once(
     first = await client.next("state")
     room = live.registry.live(table["table"])
     assert isinstance(room, Room)
-    (conn,) = room._humans[0]
+    (conn,) = room._audience.humans[0]
     assert isinstance(conn, Connection)
     # uvicorn's socket under this app is the transport's: frames need no task to send them.
     assert conn._send_now is not None
@@ -227,7 +227,7 @@ async def test_once_a_socket_stops_taking_frames_they_queue_and_a_full_queue_cut
     await asyncio.wait_for(ws.recv(), 10)
     room = live.registry.live(table["table"])
     assert isinstance(room, Room)
-    (conn,) = room._humans[0]
+    (conn,) = room._audience.humans[0]
     assert isinstance(conn, Connection)
     assert conn._send_now is not None
     socket = conn._send_now.__self__  # type: ignore[attr-defined]
