@@ -59,6 +59,29 @@ async def seat_all(room: Room, seats: list[int]) -> list[tuple[Socket, dict[str,
     return [(sock, await sock.state_where(everyone)) for sock in socks]
 
 
+def note_what_redis_holds(sock: Socket, store: TableStore, table_id: str) -> list[tuple[int, int]]:
+    """From now on, for each frame ``sock`` is sent: its version, and the length of the
+    table's log in Redis at that moment."""
+    heard: list[tuple[int, int]] = []
+    send = sock.conn._send
+
+    async def checking_send(frame: str) -> None:
+        version = msgspec.json.decode(frame)["version"]
+        heard.append((version, len(await log_of(store, table_id))))
+        await send(frame)
+
+    sock.conn._send = checking_send
+    return heard
+
+
+async def human_against_two_bots(store: TableStore, registry: Registry, bot_speed_ms: int) -> Room:
+    """A table where seat 0 (human) leads, with two normal bots at ``bot_speed_ms``."""
+    meta, _ = await new_table(
+        store, seed=seed_where_leader_is(0), bots=["normal", "normal"], bot_speed_ms=bot_speed_ms
+    )
+    return await open_room(registry, meta.id)
+
+
 def moves_in(frame: dict[str, Any]) -> list[int]:
     """The seats whose plays and passes a state frame tells of, in order."""
     return [e["seat"] for e in frame["events"] if e["type"] in ("played", "passed")]
@@ -74,16 +97,8 @@ async def test_bots_play_until_a_human_turn_and_redis_has_each_move_before_the_s
 ) -> None:
     meta, _ = await new_table(store, seed=seed_where_leader_is(1), bot_speed_ms=0)
     room = await open_room(registry, meta.id)
-    heard: list[tuple[int, int]] = []
     sock = Socket(0)
-    send = sock.conn._send
-
-    async def checking_send(frame: str) -> None:
-        version = msgspec.json.decode(frame)["version"]
-        heard.append((version, len(await log_of(store, meta.id))))
-        await send(frame)
-
-    sock.conn._send = checking_send
+    heard = note_what_redis_holds(sock, store, meta.id)
     await room.attach(sock.conn)
     frame = await sock.state_where(lambda f: view(f)["turn"] == 0)
     entries = await log_of(store, meta.id)
@@ -353,26 +368,17 @@ async def test_an_owner_whose_lease_was_taken_over_writes_nothing_and_closes(
 async def test_bots_that_answer_at_once_are_heard_with_the_move_they_answer_once_redis_holds_all(
     store: TableStore, registry: Registry
 ) -> None:
-    meta, _ = await new_table(
-        store, seed=seed_where_leader_is(0), bots=["normal", "normal"], bot_speed_ms=0
-    )
-    room = await open_room(registry, meta.id)
+    room = await human_against_two_bots(store, registry, bot_speed_ms=0)
     sock = Socket(0)
-    send = sock.conn._send
-    stored_when_heard: list[int] = []
-
-    async def checking_send(frame: str) -> None:
-        stored_when_heard.append(len(await log_of(store, meta.id)))
-        await send(frame)
-
-    sock.conn._send = checking_send
+    heard = note_what_redis_holds(sock, store, room.id)
     await room.attach(sock.conn)
     first = await sock.next("state")
     room.submit(sock.conn, 0, Play(seat=0, cards=view(first)["hints"][0]))
     answered = await sock.next("state")
     # One frame for the move and both answers, sent once Redis held all three.
-    entries = await log_of(store, meta.id)
-    assert answered["version"] == len(entries) == 3 == stored_when_heard[-1]
+    entries = await log_of(store, room.id)
+    assert answered["version"] == len(entries) == 3
+    assert heard[-1] == (3, 3)
     assert moves_in(answered) == [0, 1, 2]
     assert [e.seat for e in entries if isinstance(e, Play | Pass)] == [0, 1, 2]
     assert view(answered)["turn"] == 0
@@ -381,10 +387,7 @@ async def test_bots_that_answer_at_once_are_heard_with_the_move_they_answer_once
 async def test_bots_that_pause_first_are_heard_move_by_move(
     store: TableStore, registry: Registry
 ) -> None:
-    meta, _ = await new_table(
-        store, seed=seed_where_leader_is(0), bots=["normal", "normal"], bot_speed_ms=1
-    )
-    room = await open_room(registry, meta.id)
+    room = await human_against_two_bots(store, registry, bot_speed_ms=1)
     sock = await seated(room, 0)
     first = await sock.next("state")
     room.submit(sock.conn, 0, Play(seat=0, cards=view(first)["hints"][0]))
