@@ -46,7 +46,13 @@ from server.rooms.registry import DEFAULT_IDLE_SECONDS, Registry
 from server.rooms.store import Redis, StoreError, TableStore, TooManyTables
 from server.rooms.tables import CreateTableRequest
 from server.rooms.tokens import seat_for_token, valid_table_id
-from server.transport import TrustedProxies, client_address, text_sender
+from server.transport import (
+    FrameTaker,
+    TrustedProxies,
+    client_address,
+    frame_taker,
+    text_sender,
+)
 from server.usage import USAGE
 
 __all__ = ["GAME_SOCKET_PATH", "MAX_BODY_BYTES", "create_app"]
@@ -243,7 +249,9 @@ def create_app(
     async def metrics_endpoint(request: Request) -> Response:
         return Response(metrics.render(), media_type=metrics.CONTENT_TYPE)
 
-    async def game_socket(websocket: WebSocket, send_now: SendNow | None) -> None:
+    async def game_socket(
+        websocket: WebSocket, send_now: SendNow | None, take_frames: FrameTaker | None
+    ) -> None:
         if not origin_allowed(
             websocket.headers.get("origin"),
             websocket.headers.get("host"),
@@ -256,7 +264,7 @@ def create_app(
         # (``transport.GuardedWebSocket.start_keepalive``): read them above this.
         live = services()
         await game_socket_session.serve(
-            websocket, live.node, live.store, live.seat_limiter, settings, send_now
+            websocket, live.node, live.store, live.seat_limiter, settings, send_now, take_frames
         )
 
     async def http_error(request: Request, exc: Exception) -> Response:
@@ -299,7 +307,9 @@ class _GameApp(Starlette):
     """
 
     def __init__(
-        self, game_socket: Callable[[WebSocket, SendNow | None], Awaitable[None]], **kw: Any
+        self,
+        game_socket: Callable[[WebSocket, SendNow | None, FrameTaker | None], Awaitable[None]],
+        **kw: Any,
     ) -> None:
         super().__init__(**kw)
         self._game_socket = game_socket
@@ -314,7 +324,7 @@ class _GameApp(Starlette):
                 return
             scope["app"] = self
             socket = WebSocket(scope, receive=receive, send=send)
-            await self._game_socket(socket, text_sender(send))
+            await self._game_socket(socket, text_sender(send), frame_taker(receive))
             return
         await super().__call__(scope, receive, send)
 

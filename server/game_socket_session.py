@@ -3,9 +3,11 @@
 The app (``server.app``) routes a WebSocket on ``GAME_SOCKET_PATH`` here.  The
 first frame must be a join naming the table and a token; the token is checked
 before anything is loaded or changed.  Then a ``Connection`` carries the room's
-updates out, and the read loop turns each frame into a room request through
+updates out, and a ``_FrameReader`` turns each frame into a room request through
 the presenter, under the seat's rate limit: a flood is cut off, a malformed
-frame is answered on this socket alone.  Whatever ends the socket, the room
+frame is answered on this socket alone.  Under this server's transport the
+frames reach the reader straight from the socket (``transport.DirectReceive``);
+otherwise the read loop feeds it from ASGI ``receive``.  Whatever ends the socket, the room
 hears of it (``detach``) and the client gets a close code that says why.
 """
 
@@ -35,6 +37,7 @@ from server.rooms.seats import SPECTATOR
 from server.rooms.store import StoreError, TableStore
 from server.rooms.tokens import hash_token, seat_for_token, valid_table_id
 from server.rooms.updates import Closing
+from server.transport import FrameTaker
 
 __all__ = ["serve"]
 
@@ -49,6 +52,8 @@ _TOO_FAST = ProtocolError(
 # closed with 1008 (policy violation): a person never does that, a flood always does.
 _FLOOD_FACTOR = 4
 _FLOODING = 1008
+# The server failed on a frame (a bug): the socket is closed, and reconnecting resumes.
+_SERVER_ERROR = 1011
 
 
 async def _receive_frame(websocket: WebSocket) -> str | bytes | None:
@@ -98,10 +103,12 @@ async def serve(
     seat_limiter: RateLimiter,
     settings: Settings,
     send_now: SendNow | None,
+    take_frames: FrameTaker | None = None,
 ) -> None:
     """One game socket, from its handshake to its close: the join, the seat its token
     opens, then frames to the room and the room's updates back (``send_now`` writes a
-    frame at once when the transport can; see ``server.connection``)."""
+    frame at once when the transport can, see ``server.connection``; ``take_frames``
+    lets the transport hand frames over as they arrive, see ``transport.DirectReceive``)."""
     await websocket.accept()
     if node.draining:
         await _close(websocket, 1012, "server restarting, reconnect")
@@ -152,9 +159,8 @@ async def serve(
         await asyncio.gather(writer, return_exceptions=True)
         await _close(websocket, conn.close_code or CloseCode.UNKNOWN_TABLE, "table unavailable")
         return
-    reader = asyncio.create_task(
-        _read_loop(websocket, room, conn, settings.max_frame_bytes, seat_limiter)
-    )
+    frames = _FrameReader(room, conn, settings.max_frame_bytes, seat_limiter)
+    reader = asyncio.create_task(_read_loop(websocket, frames, take_frames))
     metrics.game_socket_opened()
     try:
         await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_COMPLETED)
@@ -205,34 +211,54 @@ async def _attach(
     return None
 
 
-async def _read_loop(
-    websocket: WebSocket,
-    room: Room | Forwarder,
-    conn: Connection,
-    max_bytes: int,
-    limiter: RateLimiter,
-) -> None:
-    # A seat's sockets share one allowance; each spectator has its own.
-    key: object = (room.id, conn.seat) if conn.seat != SPECTATOR else conn
-    refused_in_a_row = 0
-    while True:
-        frame = await _receive_frame(websocket)
-        if frame is None:
+class _FrameReader:
+    """What a seated socket's frames become: room requests, under the seat's rate limit
+    (a flood is cut off), or an answer on this socket alone (a malformed frame, a
+    ping).  Synchronous: the transport may call ``take`` from its own callback."""
+
+    __slots__ = ("_conn", "_key", "_limiter", "_max_bytes", "_refused_in_a_row", "_room", "done")
+
+    def __init__(
+        self, room: Room | Forwarder, conn: Connection, max_bytes: int, limiter: RateLimiter
+    ) -> None:
+        self._room = room
+        self._conn = conn
+        self._max_bytes = max_bytes
+        self._limiter = limiter
+        # A seat's sockets share one allowance; each spectator has its own.
+        self._key: object = (room.id, conn.seat) if conn.seat != SPECTATOR else conn
+        self._refused_in_a_row = 0
+        # True once the socket is being closed for what it sent: later frames are dropped.
+        self.done = False
+
+    def take(self, frame: str | bytes) -> None:
+        """Handle one frame; never raises (a failure ends the socket with 1011)."""
+        if self.done:
             return
-        if not limiter.allow(key):
+        try:
+            self._take(frame)
+        except Exception:
+            log.exception("game socket: a frame could not be handled")
+            self.done = True
+            self._conn.shut(_SERVER_ERROR, "internal error")
+
+    def _take(self, frame: str | bytes) -> None:
+        conn, room = self._conn, self._room
+        if not self._limiter.allow(self._key):
             metrics.rate_limited("actions")
-            refused_in_a_row += 1
-            if refused_in_a_row > _FLOOD_FACTOR * limiter.burst:
+            self._refused_in_a_row += 1
+            if self._refused_in_a_row > _FLOOD_FACTOR * self._limiter.burst:
                 # Not a fast player but a flood: stop spending work on its frames.
+                self.done = True
                 conn.shut(_FLOODING, "flooding: too many messages, slow down")
                 return
             conn.push_frame(presenter.error_frame(_TOO_FAST, room.version))
-            continue
-        refused_in_a_row = 0
+            return
+        self._refused_in_a_row = 0
         if conn.seat == SPECTATOR:
-            conn.push_frame(presenter.read_watching(frame, max_bytes, version=room.version))
-            continue
-        inbound = presenter.read(frame, max_bytes, seat=conn.seat, version=room.version)
+            conn.push_frame(presenter.read_watching(frame, self._max_bytes, version=room.version))
+            return
+        inbound = presenter.read(frame, self._max_bytes, seat=conn.seat, version=room.version)
         if isinstance(inbound, presenter.Answer):
             conn.push_frame(inbound.frame)
         elif isinstance(room, Forwarder):
@@ -240,3 +266,23 @@ async def _read_loop(
             room.forward(conn, frame)
         else:
             room.submit(conn, inbound.version, inbound.request)
+
+
+async def _read_loop(
+    websocket: WebSocket, frames: _FrameReader, take_frames: FrameTaker | None
+) -> None:
+    """Feed the socket's frames to ``frames`` until the client goes or ``frames`` is
+    done.  Under our transport, frames arrive at ``frames.take`` straight from the
+    socket once the ones queued before have been read here; this loop then waits
+    for the disconnect."""
+    if take_frames is not None:
+        take_frames(frames.take)
+    try:
+        while not frames.done:
+            frame = await _receive_frame(websocket)
+            if frame is None:
+                return
+            frames.take(frame)
+    finally:
+        if take_frames is not None:
+            take_frames(None)

@@ -52,15 +52,25 @@ from server.inbox import Inbox
 
 __all__ = [
     "ConnectionGuard",
+    "DirectReceive",
     "DirectText",
+    "FrameSink",
+    "FrameTaker",
     "Limits",
     "TrustedProxies",
     "client_address",
+    "frame_taker",
     "protocol_classes",
     "raise_fd_limit",
     "text_sender",
     "uvicorn_config",
 ]
+
+# Where a game socket's messages go when they are handed over at once: the text of a
+# text message (bytes when it is not UTF-8), or a binary message's bytes.
+FrameSink = Callable[[str | bytes], None]
+# Names the sink of a game socket's messages (None: back to ASGI ``receive``).
+FrameTaker = Callable[[FrameSink | None], None]
 
 log = logging.getLogger(__name__)
 
@@ -318,6 +328,35 @@ def text_sender(send: object) -> Callable[[str], bool] | None:
     return owner.send_text_now if isinstance(owner, DirectText) else None
 
 
+class DirectReceive:
+    """Mixin for uvicorn's WebSocket protocol: each message handed to a sink at once.
+
+    uvicorn hands a message to the app through a queue that the app's ``receive``
+    awaits, and stops reading the socket until the app has taken it: a queue, a
+    task wake-up and two changes to the event loop's watch list per message.  A
+    game socket's session does the same, synchronous work with every message, so
+    once it names a sink (``take_frames``) a whole message goes straight to it,
+    from the protocol's own ``data_received``.  Order is kept: while anything is
+    still queued (messages that came before the sink) new ones queue behind it,
+    and the disconnect always takes the queue.  Nothing goes to the sink after our
+    close frame (the queue path drops those messages too).  The frames are parsed,
+    size-checked and unmasked by websockets as before; only the hand-over changes.
+    """
+
+    on_frame: FrameSink | None = None
+
+    def take_frames(self, sink: FrameSink | None) -> None:
+        """From now on hand whole messages to ``sink`` (None: back to the queue)."""
+        self.on_frame = sink
+
+
+def frame_taker(receive: object) -> FrameTaker | None:
+    """The ``take_frames`` of the WebSocket behind ASGI ``receive``, if it is one of
+    ours (None under another server: frames then come through ``receive``)."""
+    owner = getattr(receive, "__self__", None)
+    return owner.take_frames if isinstance(owner, DirectReceive) else None
+
+
 class _DrainOrAbort(asyncio.Protocol):
     """Mixin for a uvicorn protocol: output that stays paused too long aborts the socket."""
 
@@ -394,7 +433,9 @@ def protocol_classes(limits: Limits) -> tuple[type[asyncio.Protocol], type[async
             metrics.rate_limited("request_timeout")
             self.transport.close()
 
-    class GuardedWebSocket(_DrainOrAbort, DirectText, WebSocketsSansIOProtocol, _Guarded):
+    class GuardedWebSocket(
+        _DrainOrAbort, DirectText, DirectReceive, WebSocketsSansIOProtocol, _Guarded
+    ):
         _bad_utf8_logged = False
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -458,16 +499,22 @@ def protocol_classes(limits: Limits) -> tuple[type[asyncio.Protocol], type[async
             self.close_timer = self.loop.call_later(self.close_timeout, self.transport.close)
 
         def send_receive_event_to_app(self) -> None:
+            data = self.frames[0] if len(self.frames) == 1 else b"".join(self.frames)
+            message: str | bytes = data
             if self.curr_msg_data_type == "text":
-                data = self.frames[0] if len(self.frames) == 1 else b"".join(self.frames)
                 try:
-                    data.decode()
+                    message = data.decode()
                 except UnicodeDecodeError:
                     # Handed over as bytes: the app's decoder answers malformed_json.
                     if not self._bad_utf8_logged:
                         self._bad_utf8_logged = True
                         log.info("%s sent a text frame that is not UTF-8", self.client)
                     self.curr_msg_data_type = "bytes"
+            sink = self.on_frame
+            if sink is not None and not self.close_sent and self.queue.empty():
+                self.frames = []
+                sink(message)
+                return
             super().send_receive_event_to_app()
 
     return GuardedHTTP, GuardedWebSocket

@@ -775,6 +775,20 @@ MUTANTS = [
         "        return None",
         SOCKET_LIMIT_TESTS,
     ),
+    Mutant(
+        "flood-never-cut-off",
+        "server/game_socket_session.py",
+        "                conn.shut(_FLOODING, ",
+        "                conn.push_frame(",
+        SOCKET_LIMIT_TESTS,
+    ),
+    Mutant(
+        "frames-after-the-session-still-taken",
+        "server/game_socket_session.py",
+        "        if take_frames is not None:\n            take_frames(None)",
+        "        pass",
+        WIRE_TESTS,
+    ),
 ]
 
 

@@ -22,7 +22,7 @@ from test_app import (
 from server.connection import Connection
 from server.protocol import CloseCode
 from server.rooms.room import Room
-from server.transport import text_sender
+from server.transport import frame_taker, text_sender
 
 
 async def test_frames_are_sent_in_order() -> None:
@@ -208,11 +208,70 @@ async def test_a_game_socket_behind_the_server_writes_its_frames_at_once(
     await client.close()
 
 
+async def test_a_game_socket_behind_the_server_hands_its_frames_to_the_session_at_once(
+    http: httpx.AsyncClient, live: LiveServer
+) -> None:
+    table = await create_table(http, seed=4, bot_speed_ms=0)
+    client = await Client.join(live.ws_url, table["table"], table["seats"][0]["token"])
+    first = await client.next("state")
+    room = live.registry.live(table["table"])
+    assert isinstance(room, Room)
+    (conn,) = room._audience.humans[0]
+    assert isinstance(conn, Connection)
+    assert conn._send_now is not None
+    socket = conn._send_now.__self__  # type: ignore[attr-defined]
+    # Once seated, the socket's messages go to the session's reader, not through ASGI.
+    take = socket.on_frame
+    assert take is not None
+    assert take.__qualname__ == "_FrameReader.take"
+    handed: list[str | bytes] = []
+
+    def noting(frame: str | bytes) -> None:
+        handed.append(frame)
+        take(frame)
+
+    socket.on_frame = noting
+    hint = json.dumps({"type": "hint", "version": first["version"]})
+    await client.send(hint)
+    assert (await client.next())["type"] == "hint"
+    assert handed == [hint]
+    await client.close()
+    # The session hands the sink back as it ends.
+    for _ in range(1000):
+        if socket.on_frame is None:
+            break
+        await asyncio.sleep(0.01)
+    assert socket.on_frame is None
+
+
+async def test_frames_sent_together_are_answered_in_the_order_they_were_sent(
+    http: httpx.AsyncClient, live: LiveServer
+) -> None:
+    table = await create_table(http, seed=4, bot_speed_ms=0)
+    ws = await websockets.connect(live.ws_url)
+    join = {"type": "join", "table": table["table"], "token": table["seats"][0]["token"]}
+    # The first batch goes out with the join, before the session takes frames itself:
+    # it is read through ASGI; later ones come straight from the socket.
+    batches = [["ping", "not json"] * 5, ["not json", "ping", "ping", "not json"] * 5]
+    await ws.send(json.dumps(join))
+    for batch in batches:
+        for text in batch:
+            await ws.send(json.dumps({"type": "ping"}) if text == "ping" else text)
+        answers: list[str] = []
+        while len(answers) < len(batch):
+            frame = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            if frame["type"] in ("pong", "error"):
+                answers.append("ping" if frame["type"] == "pong" else "not json")
+        assert answers == batch
+    await ws.close()
+
+
 def test_a_send_that_is_not_the_transports_has_no_direct_path() -> None:
     async def send(message: object) -> None:
         return None
 
     assert text_sender(send) is None
+    assert frame_taker(send) is None
     assert text_sender(Connection(0, send, 1).push_frame) is None
 
 
