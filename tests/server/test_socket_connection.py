@@ -186,18 +186,25 @@ async def test_a_frame_never_overtakes_one_still_in_the_queue() -> None:
     writer.cancel()
 
 
+def seat_zero_connection(live: LiveServer, table_id: str) -> Connection:
+    """The server's ``Connection`` of seat 0's one socket at ``table_id``, which writes
+    its frames through the transport's direct path."""
+    room = live.registry.live(table_id)
+    assert isinstance(room, Room)
+    (conn,) = room._audience.humans[0]
+    assert isinstance(conn, Connection)
+    assert conn._send_now is not None
+    return conn
+
+
 async def test_a_game_socket_behind_the_server_writes_its_frames_at_once(
     http: httpx.AsyncClient, live: LiveServer
 ) -> None:
     table = await create_table(http, seed=4, bot_speed_ms=0)
     client = await Client.join(live.ws_url, table["table"], table["seats"][0]["token"])
     first = await client.next("state")
-    room = live.registry.live(table["table"])
-    assert isinstance(room, Room)
-    (conn,) = room._audience.humans[0]
-    assert isinstance(conn, Connection)
     # uvicorn's socket under this app is the transport's: frames need no task to send them.
-    assert conn._send_now is not None
+    conn = seat_zero_connection(live, table["table"])
     end = await play_to_result(client, first)
     versions = [f["version"] for f in client.frames if f["type"] == "state"]
     assert versions == sorted(set(versions))
@@ -214,12 +221,8 @@ async def test_a_game_socket_behind_the_server_hands_its_frames_to_the_session_a
     table = await create_table(http, seed=4, bot_speed_ms=0)
     client = await Client.join(live.ws_url, table["table"], table["seats"][0]["token"])
     first = await client.next("state")
-    room = live.registry.live(table["table"])
-    assert isinstance(room, Room)
-    (conn,) = room._audience.humans[0]
-    assert isinstance(conn, Connection)
-    assert conn._send_now is not None
-    socket = conn._send_now.__self__  # type: ignore[attr-defined]
+    conn = seat_zero_connection(live, table["table"])
+    socket = conn._send_now.__self__  # type: ignore[union-attr]
     # Once seated, the socket's messages go to the session's reader, not through ASGI.
     take = socket.on_frame
     assert take is not None
@@ -284,12 +287,8 @@ async def test_once_a_socket_stops_taking_frames_they_queue_and_a_full_queue_cut
     join = {"type": "join", "table": table["table"], "token": table["seats"][0]["token"]}
     await ws.send(json.dumps(join))
     await asyncio.wait_for(ws.recv(), 10)
-    room = live.registry.live(table["table"])
-    assert isinstance(room, Room)
-    (conn,) = room._audience.humans[0]
-    assert isinstance(conn, Connection)
-    assert conn._send_now is not None
-    socket = conn._send_now.__self__  # type: ignore[attr-defined]
+    conn = seat_zero_connection(live, table["table"])
+    socket = conn._send_now.__self__  # type: ignore[union-attr]
     padding = json.dumps({"type": "padding", "data": "x" * 60_000})
     # Written at once until the kernel's buffers and the transport's are full and the
     # transport asks us to wait.
