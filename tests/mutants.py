@@ -570,15 +570,16 @@ MUTANTS = [
     Mutant(
         "instant-bot-seed-ignores-version",
         "server/rooms/room.py",
-        "            seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)\n",
-        "            seed = bot_seed(self.meta.seed, bot.seat, 0, self.meta.secret)\n",
+        "        seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)\n"
+        "        return",
+        "        seed = bot_seed(self.meta.seed, bot.seat, 0, self.meta.secret)\n        return",
         ROOMS_TESTS,
     ),
     Mutant(
         "instant-bots-written-one-by-one",
         "server/rooms/room.py",
-        "        if new_state is None and turn_version == self._version + 1:\n",
-        "        if False:\n",
+        "        if isinstance(entry, Play | Pass | NextDeal):\n            meta = self._answer",
+        "        if False:\n            meta = self._answer",
         ROOMS_TESTS,
     ),
     # -- rooms: log, store, tables, tokens --

@@ -499,7 +499,7 @@ class Room:
             standin=standin,
         )
         entries: list[LogEntry] = [entry]
-        if new_state is None and turn_version == self._version + 1:
+        if isinstance(entry, Play | Pass | NextDeal):
             meta = self._answer_at_once(entries, events, meta)
             turn_version = self._version + len(entries)
         # The write comes first: a seat never hears of an action Redis does not hold.
@@ -537,8 +537,7 @@ class Room:
         now = self._clock.now()
         while len(entries) < _MAX_ANSWERS_AT_ONCE and (bot := self._instant_bot()) is not None:
             version = self._version + len(entries)
-            seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)
-            action = bots.decide_now(bot.level, seed, self._bot_view(bot.seat))
+            action = self._decide_now(bot, version)
             try:
                 events += engine.apply(self._state, action)
             except EngineError:
@@ -700,8 +699,7 @@ class Room:
         if instant is not None:
             # Decide now and queue the move behind whatever the inbox already holds,
             # without a task per turn.
-            seed = bot_seed(self.meta.seed, instant.seat, self._version, self.meta.secret)
-            action = bots.decide_now(instant.level, seed, self._bot_view(instant.seat))
+            action = self._decide_now(instant, self._version)
             self._inbox.put_nowait(BotMove(instant.seat, self._version, action))
             return
         deal = self._state.deal
@@ -723,6 +721,11 @@ class Room:
         if self._bot_speed_ms != 0 or bot.level not in bots.INLINE_LEVELS:
             return None
         return bot
+
+    def _decide_now(self, bot: BotSeat, version: int) -> BotAction:
+        """The move of ``bot`` (one that answers at once) on the table at ``version``."""
+        seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)
+        return bots.decide_now(bot.level, seed, self._bot_view(bot.seat))
 
     async def _bot_turn(self, bot: BotSeat, view: SeatView, version: int) -> None:
         seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)
