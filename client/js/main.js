@@ -359,11 +359,14 @@ function updateControls() {
   els.passWhy.textContent = myTurn && !view.can_pass && view.pass_reason ? t(`passWhy.${view.pass_reason}`) : "";
   setEnabled(els.hint, myTurn && online && view.legal.length > 0);
   setEnabled(els.clear, sel.length > 0);
-  let chip = app.hintLabel && myTurn ? h("span", { class: "chip", text: app.hintLabel }) : "";
-  // Bots that answer at once may hand the turn straight back: the note stays even then.
-  if (app.autoNote && !chip) chip = h("span", { class: "chip auto", text: t("move.autoPass") });
+  const hintChip = app.hintLabel && myTurn ? h("span", { class: "chip", text: app.hintLabel }) : "";
+  // Bots that answer at once may hand the turn straight back: the note stays even then,
+  // ahead of the text, so that the line clamp cuts the text and never the note.
+  const autoChip = app.autoNote && !hintChip ? h("span", { class: "chip auto", text: t("move.autoPass") }) : "";
+  const text = statusText({ view, table: app.table });
   if (app.pending?.shown) els.status.replaceChildren(h("span", { class: "pending", text: t("net.pending") }));
-  else els.status.replaceChildren(statusText({ view, table: app.table }), chip);
+  else if (autoChip) els.status.replaceChildren(autoChip, text);
+  else els.status.replaceChildren(text, hintChip);
 }
 
 function isLegal(view, sel) {
