@@ -1,6 +1,6 @@
 """A room's engine work per action, on one core: apply, the views, the frame's JSON.
 
-    python bench/views.py [--matches 60] [--deals 10] [--repeats 2] [--seed 1]
+    python bench/views.py [--matches 60] [--deals 10] [--repeats 2] [--seed 1] [--flush-mib 0]
 
 Normal bots play ``--matches`` seeded matches of ``--deals`` deals (classic),
 and for every action the work a room does in ``bench/server.py``'s table is
@@ -10,6 +10,11 @@ The bots' own thinking is not timed.  Prints mean microseconds per action for
 each; the first repeat runs with cold caches (memos empty), later ones warm.
 Same seeds, same actions: two versions of the engine that print the same
 action count played the same games.
+
+``--flush-mib N`` writes over an N MiB buffer before each of seat 0's turns
+(untimed), as the server's lightly loaded process finds its CPU caches after
+sleeping between chains while other processes ran: a model of the server's
+"cold" cost at 200 tables, which is three to five times the warm one.
 """
 
 from __future__ import annotations
@@ -31,8 +36,9 @@ from server.engine import BOT_HINTS, PRESETS, NextDeal, apply, new_match, seat_v
 _encoder = msgspec.json.Encoder()
 
 
-def play(matches: int, deals: int, seed: int) -> tuple[int, dict[str, float]]:
+def play(matches: int, deals: int, seed: int, flush_mib: int = 0) -> tuple[int, dict[str, float]]:
     """Actions played, and seconds spent on each part of the room's work."""
+    scratch = bytearray(flush_mib << 20)
     spent = dict.fromkeys(("bot view", "apply", "person's view", "encode"), 0.0)
     actions = 0
     clock = time.perf_counter
@@ -43,6 +49,8 @@ def play(matches: int, deals: int, seed: int) -> tuple[int, dict[str, float]]:
             if deal.result is not None:
                 apply(state, NextDeal())
                 continue
+            if scratch and deal.turn == 0:
+                _flush(scratch)
             t0 = clock()
             view = seat_view(state, deal.turn, hints=BOT_HINTS)
             t1 = clock()
@@ -62,19 +70,25 @@ def play(matches: int, deals: int, seed: int) -> tuple[int, dict[str, float]]:
     return actions, spent
 
 
+def _flush(scratch: bytearray) -> None:
+    """Touch every cache line of ``scratch``, pushing everything else out of the caches."""
+    scratch[::64] = bytes(len(scratch) // 64 + (len(scratch) % 64 > 0))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matches", type=int, default=60)
     parser.add_argument("--deals", type=int, default=10, choices=(1, 5, 10))
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--flush-mib", type=int, default=0, help="see above (0: none)")
     args = parser.parse_args()
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}; {args.matches} matches of {args.deals} deals"
     )
     for repeat in range(args.repeats):
-        actions, spent = play(args.matches, args.deals, args.seed)
+        actions, spent = play(args.matches, args.deals, args.seed, args.flush_mib)
         parts = ", ".join(f"{name} {1e6 * s / actions:.1f}" for name, s in spent.items())
         total = 1e6 * sum(spent.values()) / actions
         label = "cold" if repeat == 0 else "warm"

@@ -269,6 +269,18 @@ MUTANTS = [
         "        return (0,)",
         "        return (2,)",
     ),
+    engine(
+        "hints count every rank the play touches as a broken group",
+        "hints.py",
+        "rank_mask(hand - play)).bit_count()",
+        "rank_mask(hand)).bit_count()",
+    ),
+    engine(
+        "a view's public fields are shifted by one",
+        "view.py",
+        "        list(deal.bomb_points),\n        list(state.totals),",
+        "        list(state.totals),\n        list(deal.bomb_points),",
+    ),
     # -- bots: what a seat knows --
     bots(
         "observation keeps no pending bomb",

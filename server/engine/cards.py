@@ -21,6 +21,7 @@ __all__ = [
     "CardCode",
     "Rank",
     "card_code",
+    "card_codes",
     "card_rank",
     "deal_hands",
     "deck",
@@ -59,6 +60,11 @@ def card_rank(card: Card) -> Rank:
 def card_code(card: Card) -> CardCode:
     """A card's two-letter code, e.g. ``"3S"``."""
     return _CARD_TO_CODE[card]
+
+
+def card_codes(cards: Iterable[Card]) -> list[CardCode]:
+    """The codes of ``cards``, in their order (a fresh list)."""
+    return list(map(_CARD_TO_CODE.__getitem__, cards))
 
 
 def parse_card(code: str) -> Card:

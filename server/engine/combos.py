@@ -35,11 +35,13 @@ __all__ = [
     "counts_string",
     "counts_tuple",
     "deck_counts",
+    "highest_rank",
     "is_subset",
     "lowest_beating_top",
     "lowest_rank",
     "parse_rank_string",
     "rank_block",
+    "rank_mask",
     "reading_key",
 ]
 
@@ -127,6 +129,22 @@ def lowest_rank(counts: Counts) -> int:
     while not count_at(counts, r):
         r += 1
     return r
+
+
+def highest_rank(counts: Counts) -> int:
+    """The highest rank present; ``counts`` must not be empty."""
+    return (counts.bit_length() - 1) >> 2
+
+
+# The lowest bit of every rank's four-bit field.
+_RANK_BITS = sum(1 << (4 * r) for r in range(13))
+
+
+def rank_mask(counts: Counts) -> int:
+    """One bit per rank that ``counts`` holds (the lowest bit of its field), so that
+    ``(rank_mask(a) & rank_mask(b)).bit_count()`` counts the ranks both hold."""
+    # A rank holds at most four cards, so its count lives in the field's low three bits.
+    return (counts | counts >> 1 | counts >> 2) & _RANK_BITS
 
 
 def rank_block(start: int, length: int, width: int) -> Counts:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .combos import BOMB, Counts, classify
+from .combos import BOMB, Counts, card_count, classify, highest_rank, rank_mask
 
 __all__ = ["MAX_HINTS", "rank_hints"]
 
@@ -17,19 +17,10 @@ def _cost(hand: Counts, play: Counts, leading: bool) -> tuple[int, ...]:
         return (0,)
     readings = classify(play)
     is_bomb = bool(readings) and readings[0].kind == BOMB
-    broken = high = size = 0
-    # Walk the four-bit rank fields of play and hand together (lowest rank first).
-    took_rest, hand_rest, r = play, hand, 0
-    while took_rest:
-        took = took_rest & 15
-        if took:
-            high = r
-            size += took
-            if took < hand_rest & 15:
-                broken += 1
-        took_rest >>= 4
-        hand_rest >>= 4
-        r += 1
+    # The groups the play breaks: ranks it takes some, not all, of.  A legal play
+    # is part of the hand, so ``hand - play`` borrows nothing.
+    broken = (rank_mask(play) & rank_mask(hand - play)).bit_count()
+    high, size = highest_rank(play), card_count(play)
     if leading:
         # Shed many low cards without breaking groups; keep bombs.
         return (1, int(is_bomb), broken, high, -size, play)

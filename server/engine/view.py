@@ -11,8 +11,8 @@ from typing import Any
 
 import msgspec
 
-from .cards import RANKS, THREE_OF_SPADES, Card, card_code, parse_card
-from .combos import UNIT, Counts, counts_of, counts_string, counts_tuple
+from .cards import RANKS, THREE_OF_SPADES, Card, card_code, card_codes, parse_card
+from .combos import UNIT, Counts, counts_of, counts_string
 from .errors import Reason
 from .game import legal_for
 from .hints import MAX_HINTS, rank_hints
@@ -84,31 +84,47 @@ class SeatView(_Public, gc=False, frozen=True):
 
 def public_view(state: MatchState) -> PublicView:
     """Everything anyone at or around the table may know: the spectators' projection."""
-    return PublicView(**_public_fields(state))
+    return PublicView(*_public_values(state))
 
 
-def _public_fields(state: MatchState) -> dict[str, Any]:
-    """The fields of ``_Public``, built afresh (a view shares no list with the state)."""
+def _public_values(state: MatchState) -> tuple[Any, ...]:
+    """The fields of ``_Public`` in their declared order, built afresh (a view shares no
+    list with the state).
+
+    Positional, because a view is built for every seat after every action and
+    keyword arguments cost a dict and a name match per field;
+    tests/engine/test_view.py reads every field back by name.
+    """
     deal = state.deal
-    return {
-        "rules": state.rules,
-        "deal_no": deal.deal_no,
-        "deals": state.deals,
-        "counts": [len(h) for h in deal.hands],
-        "last_card": [len(h) == 1 for h in deal.hands],
-        "turn": deal.turn if deal.result is None else None,
-        "leader": deal.leader,
-        "table": deal.table,
-        "trick": list(deal.trick),
-        "moves": list(deal.moves),
-        "bomb_points": list(deal.bomb_points),
-        "totals": list(state.totals),
+    counts = [len(h) for h in deal.hands]
+    return (
+        state.rules,
+        deal.deal_no,
+        state.deals,
+        counts,
+        [n == 1 for n in counts],
+        deal.turn if deal.result is None else None,
+        deal.leader,
+        deal.table,
+        list(deal.trick),
+        list(deal.moves),
+        list(deal.bomb_points),
+        list(state.totals),
         # Results are immutable: shared, not copied.
-        "result": deal.result,
-        "results": list(state.results),
-        "match_over": state.winners is not None,
-        "winners": list(state.winners or []),
-    }
+        deal.result,
+        list(state.results),
+        state.winners is not None,
+        list(state.winners or ()),
+    )
+
+
+# Read once: an enum member's ``.value`` is a Python-level property, and every view
+# names one of these.
+_DEAL_OVER = Reason.DEAL_OVER.value
+_NOT_YOUR_TURN = Reason.NOT_YOUR_TURN.value
+_LEADER_MAY_NOT_PASS = Reason.LEADER_MAY_NOT_PASS.value
+_MUST_BEAT = Reason.MUST_BEAT.value
+_THREE_OF_SPADES_CODE = card_code(THREE_OF_SPADES)
 
 
 def seat_view(state: MatchState, seat: int, *, hints: int = MAX_HINTS) -> SeatView:
@@ -121,35 +137,34 @@ def seat_view(state: MatchState, seat: int, *, hints: int = MAX_HINTS) -> SeatVi
     if not 0 <= seat < SEATS:
         raise ValueError(f"seat {seat} does not exist")
     deal = state.deal
-    hand = deal.hands[seat]
-    hand_codes = [card_code(c) for c in hand]
     my_turn = deal.result is None and deal.turn == seat
     legal = legal_for(state, seat) if my_turn else ()
-    must_include = card_code(THREE_OF_SPADES) if my_turn and deal.needs_three_of_spades else None
+    must_include = _THREE_OF_SPADES_CODE if my_turn and deal.needs_three_of_spades else None
+    can_pass = False
+    pass_reason: str | None
     if not my_turn:
-        can_pass, pass_reason = (
-            False,
-            (Reason.DEAL_OVER.value if deal.result is not None else Reason.NOT_YOUR_TURN.value),
-        )
+        pass_reason = _DEAL_OVER if deal.result is not None else _NOT_YOUR_TURN
     elif deal.table is None:
-        can_pass, pass_reason = False, Reason.LEADER_MAY_NOT_PASS.value
+        pass_reason = _LEADER_MAY_NOT_PASS
     elif legal:
-        can_pass, pass_reason = False, Reason.MUST_BEAT.value
+        pass_reason = _MUST_BEAT
     else:
         can_pass, pass_reason = True, None
     # Built afresh per seat: views are handed to bots in-process and must share no list.
-    return SeatView(
-        **_public_fields(state),
-        seat=seat,
-        hand=hand_codes,
-        legal=list(_legal_strings(legal)),
-        must_include=must_include,
-        can_pass=can_pass,
-        pass_reason=pass_reason,
-        hints=_hints(state, seat, legal, hints) if hints else [],
-        counter=_counter(state, seat),
-        revealed=_revealed(state),
+    # Positional, in SeatView's field order (see ``_public_values``).
+    values = (
+        *_public_values(state),
+        seat,
+        card_codes(deal.hands[seat]),
+        list(_legal_strings(legal)),
+        must_include,
+        can_pass,
+        pass_reason,
+        _hints(state, seat, legal, hints) if hints else [],
+        _counter(state, seat),
+        _revealed(state),
     )
+    return SeatView(*values)
 
 
 def _revealed(state: MatchState) -> list[list[str]]:
@@ -157,7 +172,7 @@ def _revealed(state: MatchState) -> list[list[str]]:
     deal = state.deal
     if deal.result is None:
         return []
-    return [[card_code(c) for c in hand] for hand in deal.hands]
+    return [card_codes(hand) for hand in deal.hands]
 
 
 def hints_for(state: MatchState, seat: int, *, limit: int | None = None) -> list[list[str]]:
@@ -210,7 +225,11 @@ def _pick(by_rank: list[list[Card]], play: Counts) -> list[str]:
         rest >>= 4
         rank += 1
     cards.sort()
-    return [card_code(c) for c in cards]
+    return card_codes(cards)
+
+
+# Each rank's name and where its four-bit count sits in a ``Counts``.
+_RANK_SHIFTS = tuple((rank, 4 * i) for i, rank in enumerate(RANKS))
 
 
 def _counter(state: MatchState, seat: int) -> dict[str, int]:
@@ -224,7 +243,7 @@ def _counter(state: MatchState, seat: int) -> dict[str, int]:
     """
     hands = state.deal.hands
     together = counts_of(hands[(seat + 1) % SEATS]) + counts_of(hands[(seat + 2) % SEATS])
-    return dict(zip(RANKS, counts_tuple(together), strict=True))
+    return {rank: (together >> shift) & 15 for rank, shift in _RANK_SHIFTS}
 
 
 def pick_cards(hand: list[str], ranks: str, must_include: str | None = None) -> list[str]:

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from server.engine.combos import (
     KIND_NAMES,
     Reading,
     beats,
     best_reading,
+    card_count,
     classify,
     counts_of_ranks,
+    highest_rank,
     parse_rank_string,
+    rank_mask,
 )
 
 
@@ -201,3 +206,24 @@ def test_extras_and_wings_never_affect_comparison(play: str, table: str) -> None
     assert theirs is not None
     assert beats(mine, theirs)
     assert not beats(theirs, mine)
+
+
+# Per-rank counts of at most four cards (a rank never holds more), as in a hand.
+_rank_counts = st.lists(st.integers(0, 4), min_size=13, max_size=13)
+
+
+def _packed(counts: list[int]) -> int:
+    return sum(n << (4 * r) for r, n in enumerate(counts))
+
+
+@given(_rank_counts, _rank_counts)
+def test_rank_masks_count_the_ranks_two_sets_of_cards_share(a: list[int], b: list[int]) -> None:
+    shared = sum(1 for x, y in zip(a, b, strict=True) if x and y)
+    assert (rank_mask(_packed(a)) & rank_mask(_packed(b))).bit_count() == shared
+
+
+@given(_rank_counts.filter(any))
+def test_highest_rank_and_card_count_read_the_packed_counts(counts: list[int]) -> None:
+    packed = _packed(counts)
+    assert highest_rank(packed) == max(r for r, n in enumerate(counts) if n)
+    assert card_count(packed) == sum(counts)

@@ -153,6 +153,15 @@ def test_first_hint_follows_cheaply_and_keeps_the_bomb() -> None:
     assert ["KS", "KH", "KD", "KC"] in view.hints
 
 
+def test_first_hint_follows_with_a_whole_group_before_breaking_a_lower_pair() -> None:
+    state = make_state(["5S 3C", "6S 6H 7D 9C JS", "4H 4D"], played_any=[True] * 3)
+    play(state, 0, "5S")
+    view = engine.seat_view(state, 1)
+    # The 6 is lower, but playing it breaks the pair; the lone 7 breaks nothing.
+    assert view.hints[0] == ["7D"]
+    assert view.hints.index(["6S"]) > view.hints.index(["9C"])
+
+
 def test_first_hint_goes_out_when_the_whole_hand_is_a_play() -> None:
     state = make_state(["3S 4H 5D 6C 7S", "9S 9H", "TS"])
     view = engine.seat_view(state, 0)
@@ -336,3 +345,50 @@ def test_a_view_carries_at_most_the_hints_asked_for() -> None:
     full = engine.seat_view(state, seat)
     assert len(full.hints) == engine.view.MAX_HINTS < len(full.legal)
     assert engine.seat_view(state, seat, hints=3).hints == full.hints[:3]
+
+
+def _expected_public(state: MatchState) -> dict[str, object]:
+    """Every public field as its name says, read off the state the long way."""
+    deal = state.deal
+    return {
+        "rules": state.rules,
+        "deal_no": deal.deal_no,
+        "deals": state.deals,
+        "counts": [len(h) for h in deal.hands],
+        "last_card": [len(h) == 1 for h in deal.hands],
+        "turn": None if deal.result is not None else deal.turn,
+        "leader": deal.leader,
+        "table": deal.table,
+        "trick": deal.trick,
+        "moves": deal.moves,
+        "bomb_points": deal.bomb_points,
+        "totals": state.totals,
+        "result": deal.result,
+        "results": state.results,
+        "match_over": state.winners is not None,
+        "winners": state.winners or [],
+    }
+
+
+def test_every_field_of_a_view_holds_what_its_name_says_at_every_point_of_a_match() -> None:
+    # Views are built positionally (they are built after every action); a field put
+    # in another's place would still type-check where both are lists of ints.
+    seen_bomb = False
+    for state, _action in play_match(engine.PRESETS["classic"], 0, 5, random.Random(0)):
+        expected = _expected_public(state)
+        seen_bomb = seen_bomb or any(state.deal.bomb_points)
+        public = msgspec.structs.asdict(engine.public_view(state))
+        assert public == expected
+        for seat in range(3):
+            view = engine.seat_view(state, seat)
+            assert {k: getattr(view, k) for k in expected} == expected
+            assert view.seat == seat
+            assert view.hand == [engine.card_code(c) for c in state.deal.hands[seat]]
+            assert view.can_pass == (
+                view.turn == seat and state.deal.table is not None and not view.legal
+            )
+            assert (view.must_include is not None) == (
+                view.turn == seat and state.deal.needs_three_of_spades
+            )
+            assert bool(view.revealed) == (state.deal.result is not None)
+    assert seen_bomb, "the seed should reach a bomb, so bomb_points are not all zero"
