@@ -69,6 +69,10 @@ def card_codes(cards: Iterable[Card]) -> list[CardCode]:
 
 def parse_card(code: str) -> Card:
     """Parse a code such as ``"3S"`` or ``"th"``; ``"10H"`` is accepted for ``"TH"``."""
+    # Our own client and the bots send exact codes: a lookup, before any normalising.
+    card = _CODE_TO_CARD.get(code) if isinstance(code, str) else None
+    if card is not None:
+        return card
     key = code.strip().upper() if isinstance(code, str) else ""
     if key.startswith("10"):
         key = "T" + key[2:]

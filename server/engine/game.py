@@ -23,7 +23,7 @@ from .actions import (
     Played,
     TrickCleared,
 )
-from .cards import RANKS, THREE_OF_SPADES, Card, card_code, deal_hands, parse_cards
+from .cards import RANKS, THREE_OF_SPADES, Card, card_codes, deal_hands, parse_cards
 from .combos import (
     BOMB,
     KIND_NAMES,
@@ -169,8 +169,8 @@ def _check_turn(state: MatchState, seat: int) -> DealState:
     return deal
 
 
-def check_play(state: MatchState, seat: int, codes: list[str]) -> tuple[list[Card], Reading]:
-    """Why ``seat`` may not play ``codes`` now (raises), or the cards and their reading."""
+def check_play(state: MatchState, seat: int, codes: list[str]) -> tuple[list[Card], Counts]:
+    """Why ``seat`` may not play ``codes`` now (raises), or the cards and their rank counts."""
     deal = _check_turn(state, seat)
     cards = parse_cards(codes)
     if not cards:
@@ -179,18 +179,14 @@ def check_play(state: MatchState, seat: int, codes: list[str]) -> tuple[list[Car
     if not set(cards).issubset(hand):
         raise IllegalActionError(Reason.CARDS_NOT_IN_HAND, "those cards are not all in your hand")
     play = counts_of(cards)
-    hand_counts = counts_of(hand)
-    final = len(cards) == len(hand)
-    table = table_reading(deal)
     if play in legal_for(state, seat):
         if deal.needs_three_of_spades and THREE_OF_SPADES not in cards:
             raise IllegalActionError(
                 Reason.MUST_INCLUDE_THREE_OF_SPADES, "the first play must include the 3 of spades"
             )
-        reading = best_reading(play, final=final, table=table)
-        assert reading is not None
-        return cards, reading
-    raise _why_illegal(state, deal, seat, cards, play, hand_counts, final, table)
+        return cards, play
+    final = len(cards) == len(hand)
+    raise _why_illegal(state, deal, seat, cards, play, counts_of(hand), final, table_reading(deal))
 
 
 def _why_illegal(
@@ -250,14 +246,14 @@ def _take_over(deal: DealState, core: RankDeal) -> None:
 
 def _play(state: MatchState, action: Play) -> list[Event]:
     seat = action.seat
-    cards, _reading = check_play(state, seat, action.cards)
+    cards, play = check_play(state, seat, action.cards)
     deal = state.deal
     core = rank_deal(state)
-    reading = core.play(counts_of(cards))
+    reading = core.play(play)
     hand = deal.hands[seat]
     for c in cards:
         hand.remove(c)
-    codes = [card_code(c) for c in sorted(cards)]
+    codes = card_codes(sorted(cards))
     kind = KIND_NAMES[reading.kind]
     move = Move(
         seat=seat, cards=tuple(codes), kind=kind, top=RANKS[reading.top], length=reading.length
