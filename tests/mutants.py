@@ -281,6 +281,25 @@ MUTANTS = [
         "        list(deal.bomb_points),\n        list(state.totals),",
         "        list(state.totals),\n        list(deal.bomb_points),",
     ),
+    # -- bots: planning a hand --
+    bots(
+        "the planner never tries a run",
+        "plan.py",
+        "_RUNS = ((1, 5, STRAIGHT), (2, 2, PAIR_RUN), (3, 2, AIRPLANE))",
+        "_RUNS: tuple[tuple[int, int, int], ...] = ()",
+    ),
+    bots(
+        "the planner keeps the last of equal splits",
+        "plan.py",
+        "                if cost < best_cost:",
+        "                if cost <= best_cost:",
+    ),
+    bots(
+        "the planner counts a bomb as a weak group",
+        "plan.py",
+        "_BOMB_COST = group_cost(BOMB, 1, 0)",
+        "_BOMB_COST = 1.0",
+    ),
     # -- bots: what a seat knows --
     bots(
         "observation keeps no pending bomb",

@@ -15,8 +15,8 @@ import time
 import msgspec
 
 from .. import metrics
-from ..engine import Pass, Play, SeatView, parse_card
-from ..engine.players import counts_of, counts_string
+from ..engine import Pass, Play, SeatView
+from ..engine.players import counts_of_codes, counts_string
 from ..usage import USAGE
 from .base import Bot, BotAction, fallback_action
 from .levels import EasyBot, NormalBot
@@ -66,7 +66,7 @@ def is_legal(view: SeatView, action: BotAction) -> bool:
         return False
     if view.must_include is not None and view.must_include not in action.cards:
         return False
-    ranks = counts_string(counts_of(parse_card(c) for c in action.cards))
+    ranks = counts_string(counts_of_codes(action.cards))
     return ranks in view.legal
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..engine import SeatView, parse_card
+from ..engine import SeatView
 from ..engine.players import (
     BOMB,
     HAND_SIZE,
@@ -12,7 +12,7 @@ from ..engine.players import (
     Counts,
     RankDeal,
     Reading,
-    counts_of,
+    counts_of_codes,
     deck_counts,
     move_reading,
 )
@@ -68,7 +68,7 @@ class Observation(NamedTuple):
 
 def observe(view: SeatView) -> Observation:
     """What ``view`` tells its seat, in rank-count space, with the public history."""
-    hand = counts_of(parse_card(c) for c in view.hand)
+    hand = counts_of_codes(view.hand)
     sizes = [HAND_SIZE] * SEATS
     table: Reading | None = None
     passes = 0
@@ -83,7 +83,7 @@ def observe(view: SeatView) -> Observation:
             if passes == SEATS - 1:
                 table, passes = None, 0
         else:
-            play = counts_of(parse_card(c) for c in move.cards)
+            play = counts_of_codes(move.cards)
             history.append(PastMove(move.seat, play, table, nxt_one))
             played += play
             sizes[move.seat] -= len(move.cards)

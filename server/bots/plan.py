@@ -26,7 +26,6 @@ from ..engine.players import (
     lowest_beating_top,
     lowest_rank,
     memo,
-    rank_block,
 )
 
 __all__ = ["NEVER", "WIN", "Group", "beat_size", "beatable", "decompose", "group_cost", "hand_cost"]
@@ -53,38 +52,59 @@ def group_cost(kind: int, length: int, top: int) -> float:
     return 1.0 - 0.8 * strength
 
 
+# ``group_cost`` by kind and top rank, for the kinds ``decompose`` forms (a run's
+# cost does not depend on its length): looked up, as the search forms millions.
+_COST_BY_TOP = {
+    kind: tuple(group_cost(kind, 1, top) for top in range(13))
+    for kind in (SINGLE, PAIR, TRIO_TWO, STRAIGHT, PAIR_RUN, AIRPLANE)
+}
+# The bare group of one rank, by how many cards of it the hand holds (at most three).
+_BARE = (SINGLE, PAIR, TRIO_TWO)
+# Runs a rank can start: (cards of each rank, fewest ranks, kind).
+_RUNS = ((1, 5, STRAIGHT), (2, 2, PAIR_RUN), (3, 2, AIRPLANE))
+_BOMB_COST = group_cost(BOMB, 1, 0)
+
+
 @memo(1 << 18)
 def decompose(hand: Counts, split: bool) -> tuple[float, tuple[Group, ...]]:
-    """The cheapest split of ``hand`` into combinations (trios bare), by ``group_cost``."""
+    """The cheapest split of ``hand`` into combinations (trios bare), by ``group_cost``.
+
+    The lowest rank must go somewhere: as its bare group (a bomb when it is four of
+    a kind), or as the start of a run.  Each choice is tried in that order, runs
+    shortest first, and the first of equal cost is kept.
+    """
     if hand == 0:
         return 0.0, ()
     low = lowest_rank(hand)
-    c = count_at(hand, low)
-    options: list[Group] = []
-    if c == 4 and low <= 10:
-        options.append((BOMB, 1, low, 4 * UNIT[low]))
-        locked = not split
+    count = count_at(hand, low)
+    if count == 4 and low <= 10:
+        group: Group = (BOMB, 1, low, 4 * UNIT[low])
+        rest_cost, rest = decompose(hand - group[3], split)
+        best_cost, best = _BOMB_COST + rest_cost, (group, *rest)
+        if not split:
+            return best_cost, best  # a locked four of a kind is played whole
     else:
-        locked = False
-        kind = (SINGLE, PAIR, TRIO_TWO)[min(c, 3) - 1]
-        options.append((kind, 1, low, min(c, 3) * UNIT[low]))
-    if not locked and low <= TOP_RUN_RANK:
-        for width, min_len, kind in ((1, 5, STRAIGHT), (2, 2, PAIR_RUN), (3, 2, AIRPLANE)):
-            length = 0
-            while low + length <= TOP_RUN_RANK:
-                have = count_at(hand, low + length)
-                if have < width or (have == 4 and not split):
-                    break
-                length += 1
-                if length >= min_len:
-                    options.append((kind, length, low + length - 1, rank_block(low, length, width)))
-    best_cost = float("inf")
-    best: tuple[Group, ...] = ()
-    for g in options:
-        rest_cost, rest = decompose(hand - g[3], split)
-        cost = group_cost(g[0], g[1], g[2]) + rest_cost
-        if cost < best_cost:
-            best_cost, best = cost, (g, *rest)
+        bare = min(count, 3)
+        kind = _BARE[bare - 1]
+        group = (kind, 1, low, bare * UNIT[low])
+        rest_cost, rest = decompose(hand - group[3], split)
+        best_cost, best = _COST_BY_TOP[kind][low] + rest_cost, (group, *rest)
+    for width, min_len, kind in _RUNS:
+        costs = _COST_BY_TOP[kind]
+        block = length = 0
+        top = low
+        while top <= TOP_RUN_RANK:
+            have = count_at(hand, top)
+            if have < width or (have == 4 and not split):
+                break
+            block += width * UNIT[top]
+            length += 1
+            if length >= min_len:
+                rest_cost, rest = decompose(hand - block, split)
+                cost = costs[top] + rest_cost
+                if cost < best_cost:
+                    best_cost, best = cost, ((kind, length, top, block), *rest)
+            top += 1
     return best_cost, best
 
 

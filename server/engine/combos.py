@@ -8,10 +8,10 @@ and a subset test is one subtraction against guard bits.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import NamedTuple, TypeAlias
 
-from .cards import RANKS, Card, CardCode, card_rank, deck
+from .cards import RANKS, Card, CardCode, card_code, card_rank, deck, parse_card
 from .memo import memo
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "classify",
     "count_at",
     "counts_of",
+    "counts_of_codes",
     "counts_of_ranks",
     "counts_string",
     "counts_tuple",
@@ -80,6 +81,18 @@ def counts_of(cards: Iterable[Card]) -> Counts:
     return sum(map(_CARD_UNIT.__getitem__, cards))
 
 
+_CODE_UNIT = {card_code(c): unit for c, unit in enumerate(_CARD_UNIT)}
+
+
+def counts_of_codes(codes: Collection[CardCode]) -> Counts:
+    """The rank counts of cards named by their codes, as views name them."""
+    try:
+        # A view's codes are exact: one lookup each, summed in C.
+        return sum(map(_CODE_UNIT.__getitem__, codes))
+    except KeyError:
+        return counts_of(parse_card(c) for c in codes)  # normalises, or says which is no card
+
+
 _DECKS: dict[CardCode, Counts] = {}
 
 
@@ -125,10 +138,8 @@ def card_count(counts: Counts) -> int:
 
 def lowest_rank(counts: Counts) -> int:
     """The lowest rank present; ``counts`` must not be empty."""
-    r = 0
-    while not count_at(counts, r):
-        r += 1
-    return r
+    # The lowest set bit lies in the lowest rank's four-bit field.
+    return ((counts & -counts).bit_length() - 1) >> 2
 
 
 def highest_rank(counts: Counts) -> int:

@@ -3,7 +3,7 @@
 A player program reasons in rank-count space, where suits are gone:
 
 - ``Counts``: a multiset of ranks packed into one int, four bits per rank
-  (rank 0 is the 3, rank 12 the 2).  ``counts_of`` (cards), ``count_at``,
+  (rank 0 is the 3, rank 12 the 2).  ``counts_of`` (cards), ``counts_of_codes``, ``count_at``,
   ``counts_tuple``, ``card_count``, ``lowest_rank``, ``rank_block`` (a
   run's cards), ``counts_string`` and
   ``UNIT[r]`` (one card of rank r; adding and subtracting Counts adds and
@@ -44,6 +44,7 @@ from .combos import (
     classify,
     count_at,
     counts_of,
+    counts_of_codes,
     counts_string,
     counts_tuple,
     lowest_beating_top,
@@ -84,6 +85,7 @@ __all__ = [
     "classify",
     "count_at",
     "counts_of",
+    "counts_of_codes",
     "counts_string",
     "counts_tuple",
     "deck_counts",
