@@ -367,6 +367,22 @@ def memory_breakdown(prefix: str, tables: int, top: int) -> dict[str, Any]:
     }
 
 
+def machine_speed(deals: int = 300) -> float:
+    """This hour's speed of the machine: random self-play deals per second through the
+    engine's ``apply`` (``bench/engine.py``'s figure (b)), in the bench's own process.
+
+    The same code on the same VM runs up to twice as fast at one hour as at another
+    (other tenants share the host), so a run's CPU figures are read next to this one:
+    two runs compare only when their speeds do.  Played twice, the first to warm the
+    engine's memos; the second is the figure.
+    """
+    sys.path.insert(0, str(REPO_ROOT))
+    from bench.engine import bench_deals
+
+    bench_deals(deals, 1)
+    return round(bench_deals(deals, 1))
+
+
 def memo_bytes_per_entry(deals: int = 60) -> dict[str, float]:
     """Bytes one entry of each shared memo holds, measured in the bench's own process.
 
@@ -612,6 +628,7 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= args.tables <= 2000 or not 1 <= args.duration <= 600:
         parser.error("--tables must be 1..2000 and --duration 1..600")
 
+    speed_before = machine_speed()
     with tempfile.TemporaryDirectory(prefix="pdk-bench-") as tmp:
         port = free_port()
         proc = start_server(port, Path(tmp) / "data", Path(tmp) / "server.log", args)
@@ -630,6 +647,7 @@ def main(argv: list[str] | None = None) -> int:
         if result["errors"]:
             # Why sockets were closed or refused: the server's own words.
             print((Path(tmp) / "server.log").read_text()[-3000:], file=sys.stderr)
+    result["machine_deals_per_s"] = [speed_before, machine_speed()]
     if args.profile:
         result["profile_top"] = summarise_profile(Path(args.profile), 40)
     if args.tracemalloc:
@@ -638,7 +656,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result))
         return 0
     print(f"machine: {result['machine']}, {result['event_loop']}; load average "
-          f"{result['load_before']} before, {result['load_after']} after")  # fmt: skip
+          f"{result['load_before']} before, {result['load_after']} after; speed "
+          f"{result['machine_deals_per_s']} engine deals/s before, after")  # fmt: skip
     print(f"tables: {result['tables']} (1 scripted human thinking {args.think_ms:g} ms "
           f"+ 2 {args.bot_level} bots at 0 ms each)")  # fmt: skip
     print(f"played: {result['seconds']} s, {result['actions']} accepted actions "
