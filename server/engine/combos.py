@@ -9,7 +9,9 @@ and a subset test is one subtraction against guard bits.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from typing import NamedTuple, TypeAlias
+from typing import TypeAlias
+
+import msgspec
 
 from .cards import RANKS, Card, CardCode, card_code, card_rank, deck, parse_card
 from .memo import memo
@@ -57,12 +59,18 @@ UNIT = tuple(1 << (4 * r) for r in range(13))
 _GUARDS = sum(8 << (4 * r) for r in range(13))
 
 
-class Reading(NamedTuple):
+class Reading(msgspec.Struct, frozen=True, gc=False):
     """One way to read a set of cards.
 
     ``length`` is what must match when following: 1 for singles, pairs, bombs
     and trio+two; the card count for straights; pairs for a pair run; trios for
     an airplane.  ``short`` marks the forms allowed only as a final play.
+
+    A struct the cyclic GC does not track (frozen, hashable), not a NamedTuple:
+    the memo caches' keys and values hold readings by the hundred thousand, and a
+    tuple holding a tracked object stays tracked itself, so every one of them
+    was scanned again by every older-generation collection (docs/performance.md,
+    "Session 7").
     """
 
     kind: int
