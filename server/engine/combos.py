@@ -260,8 +260,8 @@ def classify(counts: Counts) -> tuple[Reading, ...]:
                 elif wings < 2 * k:
                     out.append(Reading(AIRPLANE, k, nxt, True))
     out.sort(key=reading_key, reverse=True)
-    # One shared instance per distinct reading: NamedTuples are never untracked
-    # by the cyclic collector, so thousands of equal copies would cost it time.
+    # One shared instance per distinct reading: memo values hold readings by the
+    # hundred thousand, and one copy each is memory they need not hold.
     return tuple(_READINGS.setdefault(r, r) for r in dict.fromkeys(out))
 
 
