@@ -36,6 +36,7 @@ def assert_same(state: MatchState, sim: RankDeal) -> None:
     deal = state.deal
     assert sim.hands == [counts_of(h) for h in deal.hands]
     assert sim.sizes == [len(h) for h in deal.hands]
+
     # A public move does not record that it was a short form (legal only as a
     # last play, so the deal is over); everything that is compared is.
     def shape(r: Reading | None) -> tuple[int, int, int] | None:
