@@ -369,12 +369,6 @@ MUTANTS = [
         "    return NEVER\n    need = lowest_beating_top(table, BOMB, 1)",
     ),
     bots(
-        "hand planning ignores runs",
-        "plan.py",
-        "    if not locked and low <= TOP_RUN_RANK:",
-        "    if False:",
-    ),
-    bots(
         "trios absorb no kickers",
         "plan.py",
         "    if capacity:\n        weak",
