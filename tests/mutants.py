@@ -371,8 +371,8 @@ MUTANTS = [
     bots(
         "trios absorb no kickers",
         "plan.py",
-        "    if capacity:\n        weak",
-        "    if False:\n        weak",
+        "        if capacity:\n            weak",
+        "        if False:\n            weak",
     ),
     bots(
         "search picks the worst candidate",

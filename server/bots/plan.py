@@ -10,6 +10,9 @@ out thousands of times mostly hits the caches.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from ..engine.players import (
     AIRPLANE,
     BOMB,
@@ -21,6 +24,7 @@ from ..engine.players import (
     TRIO_TWO,
     UNIT,
     Counts,
+    Memoised,
     Reading,
     count_at,
     lowest_beating_top,
@@ -28,7 +32,19 @@ from ..engine.players import (
     memo,
 )
 
-__all__ = ["NEVER", "WIN", "Group", "beat_size", "beatable", "decompose", "group_cost", "hand_cost"]
+__all__ = [
+    "NEVER",
+    "WIN",
+    "Group",
+    "Plan",
+    "beat_size",
+    "beatable",
+    "decompose",
+    "group_cost",
+    "hand_cost",
+]
+
+R = TypeVar("R")
 
 # (kind, length, top rank, the cards)
 Group = tuple[int, int, int, Counts]
@@ -65,72 +81,114 @@ _RUNS = ((1, 5, STRAIGHT), (2, 2, PAIR_RUN), (3, 2, AIRPLANE))
 _BOMB_COST = group_cost(BOMB, 1, 0)
 
 
-@memo(1 << 18)
-def decompose(hand: Counts, split: bool) -> tuple[float, tuple[Group, ...]]:
+# A plan: the cost of a split and its groups.
+Plan = tuple[float, tuple[Group, ...]]
+
+
+def decompose(hand: Counts, split: bool) -> Plan:
     """The cheapest split of ``hand`` into combinations (trios bare), by ``group_cost``.
 
     The lowest rank must go somewhere: as its bare group (a bomb when it is four of
     a kind), or as the start of a run.  Each choice is tried in that order, runs
     shortest first, and the first of equal cost is kept.
     """
-    if hand == 0:
-        return 0.0, ()
-    low = lowest_rank(hand)
-    count = count_at(hand, low)
-    if count == 4 and low <= 10:
-        group: Group = (BOMB, 1, low, 4 * UNIT[low])
-        rest_cost, rest = decompose(hand - group[3], split)
-        best_cost, best = _BOMB_COST + rest_cost, (group, *rest)
-        if not split:
-            return best_cost, best  # a locked four of a kind is played whole
-    else:
-        bare = min(count, 3)
-        kind = _BARE[bare - 1]
-        group = (kind, 1, low, bare * UNIT[low])
-        rest_cost, rest = decompose(hand - group[3], split)
-        best_cost, best = _COST_BY_TOP[kind][low] + rest_cost, (group, *rest)
-    for width, min_len, kind in _RUNS:
-        costs = _COST_BY_TOP[kind]
-        block = length = 0
-        top = low
-        while top <= TOP_RUN_RANK:
-            have = count_at(hand, top)
-            if have < width or (have == 4 and not split):
-                break
-            block += width * UNIT[top]
-            length += 1
-            if length >= min_len:
-                rest_cost, rest = decompose(hand - block, split)
-                cost = costs[top] + rest_cost
-                if cost < best_cost:
-                    best_cost, best = cost, ((kind, length, top, block), *rest)
-            top += 1
-    return best_cost, best
+    return _PLANNERS[split](hand)
 
 
-@memo(1 << 18)
 def hand_cost(hand: Counts, split: bool) -> float:
     """Heuristic cost of a hand (lower is better); trios and airplanes absorb weak kickers."""
-    if hand == 0:
-        return WIN
-    cost, groups = decompose(hand, split)
-    capacity = 0
-    for kind, length, _top, _cards in groups:
-        if kind == TRIO_TWO:
-            capacity += 2
-        elif kind == AIRPLANE:
-            capacity += 2 * length
-    if capacity:
-        weak = sorted(
-            (group_cost(k, n, t), 1 if k == SINGLE else 2)
-            for k, n, t, _c in groups
-            if k in (SINGLE, PAIR) and t < 11
-        )
-        for gc, width in reversed(weak):
-            if width <= capacity:
-                capacity -= width
-                cost -= gc
-    return cost
+    return _COSTERS[split](hand)
+
+
+# Each function below is memoised once per value of ``split`` (a preset fixes it),
+# so its memo is keyed on the hand alone: in a memo of a quarter of a million
+# entries an int key is found in a third of the time a (hand, split) tuple takes
+# (the tuple and its int are two more cache misses), and the planner looks up
+# about 30 keys per decision.  Each memo holds half the entries the shared one
+# did, so together they are bounded as before.
+_MEMO_SIZE = 1 << 17
+
+
+def _named(fn: Callable[[Counts], R], name: str) -> Callable[[Counts], R]:
+    """``fn`` under ``name`` (a memo is listed by its function's name)."""
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+def _planner(split: bool) -> Memoised[[Counts], Plan]:
+    """``decompose`` for one value of ``split``."""
+
+    def plan(hand: Counts) -> Plan:
+        if hand == 0:
+            return 0.0, ()
+        low = lowest_rank(hand)
+        count = count_at(hand, low)
+        if count == 4 and low <= 10:
+            group: Group = (BOMB, 1, low, 4 * UNIT[low])
+            rest_cost, rest = planned(hand - group[3])
+            best_cost, best = _BOMB_COST + rest_cost, (group, *rest)
+            if not split:
+                return best_cost, best  # a locked four of a kind is played whole
+        else:
+            bare = min(count, 3)
+            kind = _BARE[bare - 1]
+            group = (kind, 1, low, bare * UNIT[low])
+            rest_cost, rest = planned(hand - group[3])
+            best_cost, best = _COST_BY_TOP[kind][low] + rest_cost, (group, *rest)
+        for width, min_len, kind in _RUNS:
+            costs = _COST_BY_TOP[kind]
+            block = length = 0
+            top = low
+            while top <= TOP_RUN_RANK:
+                have = count_at(hand, top)
+                if have < width or (have == 4 and not split):
+                    break
+                block += width * UNIT[top]
+                length += 1
+                if length >= min_len:
+                    rest_cost, rest = planned(hand - block)
+                    cost = costs[top] + rest_cost
+                    if cost < best_cost:
+                        best_cost, best = cost, ((kind, length, top, block), *rest)
+                top += 1
+        return best_cost, best
+
+    planned = memo(_MEMO_SIZE)(_named(plan, f"decompose_{_SPLIT_NAMES[split]}"))
+    return planned
+
+
+def _coster(split: bool) -> Memoised[[Counts], float]:
+    """``hand_cost`` for one value of ``split``."""
+    plan = _PLANNERS[split]
+
+    def cost_of(hand: Counts) -> float:
+        if hand == 0:
+            return WIN
+        cost, groups = plan(hand)
+        capacity = 0
+        for kind, length, _top, _cards in groups:
+            if kind == TRIO_TWO:
+                capacity += 2
+            elif kind == AIRPLANE:
+                capacity += 2 * length
+        if capacity:
+            weak = sorted(
+                (group_cost(k, n, t), 1 if k == SINGLE else 2)
+                for k, n, t, _c in groups
+                if k in (SINGLE, PAIR) and t < 11
+            )
+            for gc, width in reversed(weak):
+                if width <= capacity:
+                    capacity -= width
+                    cost -= gc
+        return cost
+
+    return memo(_MEMO_SIZE)(_named(cost_of, f"hand_cost_{_SPLIT_NAMES[split]}"))
+
+
+_SPLIT_NAMES = ("locked", "split")
+_PLANNERS = (_planner(False), _planner(True))
+_COSTERS = (_coster(False), _coster(True))
 
 
 def _best_top(pool: Counts, kind: int, length: int, split: bool) -> int:

@@ -51,6 +51,9 @@ class Memoised(Protocol, Generic[P, R_co]):
 # A full memo drops 1/EVICT_FRACTION of its entries, the oldest first.
 EVICT_FRACTION = 32
 
+# What a lookup returns for a key the cache does not hold (no function returns it).
+_MISSING: Any = object()
+
 
 def _drop_oldest(cache: dict[Any, Any], count: int) -> None:
     for key in list(itertools.islice(cache, count)):
@@ -62,6 +65,7 @@ def memo(maxsize: int) -> Callable[[Callable[P, R]], Memoised[P, R]]:
 
     def wrap(fn: Callable[P, R]) -> Memoised[P, R]:
         cache: dict[Any, Any] = {}
+        lookup = cache.get
         plain: Any = fn
         params = inspect.signature(fn).parameters.values()
         if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
@@ -71,10 +75,9 @@ def memo(maxsize: int) -> Callable[[Callable[P, R]], Memoised[P, R]]:
         if len(params) == 1:
             # One argument is its own key: no tuple to build per call.
             def call(arg: Any) -> Any:
-                try:
-                    return cache[arg]
-                except KeyError:
-                    pass
+                value = lookup(arg, _MISSING)
+                if value is not _MISSING:
+                    return value
                 value = plain(arg)
                 if len(cache) >= maxsize:
                     _drop_oldest(cache, evict)
@@ -84,10 +87,9 @@ def memo(maxsize: int) -> Callable[[Callable[P, R]], Memoised[P, R]]:
         else:
 
             def call(*args: Any) -> Any:
-                try:
-                    return cache[args]
-                except KeyError:
-                    pass
+                value = lookup(args, _MISSING)
+                if value is not _MISSING:
+                    return value
                 value = plain(*args)
                 if len(cache) >= maxsize:
                     _drop_oldest(cache, evict)

@@ -17,7 +17,8 @@ A player program reasons in rank-count space, where suits are gone:
 - ``RankDeal`` plays a deal on with every hand given (a sampled deal, in a
   search): the same class decides what happens after every real action, so a
   play-out follows the rules and the scoring exactly.
-- ``memo``: the engine's bounded cache for pure functions of such ints.
+- ``memo``: the engine's bounded cache for pure functions of such ints (a ``Memoised``
+  function).
 
 Bots import the engine only from here and from the package (``server.engine``).
 """
@@ -56,7 +57,7 @@ from .combos import (
 )
 from .game import move_reading
 from .hints import rank_hints
-from .memo import memo
+from .memo import Memoised, memo
 from .moves import legal_plays, locked_ranks
 from .rankdeal import BOMB_POINTS, RankDeal
 from .rules import Rules
@@ -77,6 +78,7 @@ __all__ = [
     "TRIO_TWO",
     "UNIT",
     "Counts",
+    "Memoised",
     "RankDeal",
     "Reading",
     "beats",
