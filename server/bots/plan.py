@@ -11,7 +11,7 @@ out thousands of times mostly hits the caches.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..engine.players import (
     AIRPLANE,
@@ -83,6 +83,14 @@ _BOMB_COST = group_cost(BOMB, 1, 0)
 
 # A plan: the cost of a split and its groups.
 Plan = tuple[float, tuple[Group, ...]]
+# A plan as the planner's memo holds it: the cost, then each group's kind, length,
+# top and cards in turn, in one flat tuple.  The cyclic GC lets go of a tuple only
+# once none of its elements is a tuple it still tracks, one level of nesting per
+# collection, and the planner makes fresh plans at every decision: nested, a
+# plan's tuples lived through two or three collections each (at 1,000 tables
+# they were three quarters of what every middle collection scanned); flat, a plan
+# is let go at its first.
+_FlatPlan = tuple[Any, ...]
 
 
 def decompose(hand: Counts, split: bool) -> Plan:
@@ -92,7 +100,9 @@ def decompose(hand: Counts, split: bool) -> Plan:
     a kind), or as the start of a run.  Each choice is tried in that order, runs
     shortest first, and the first of equal cost is kept.
     """
-    return _PLANNERS[split](hand)
+    flat = _PLANNERS[split](hand)
+    groups = zip(flat[1::4], flat[2::4], flat[3::4], flat[4::4], strict=True)
+    return flat[0], tuple(groups)
 
 
 def hand_cost(hand: Counts, split: bool) -> float:
@@ -115,26 +125,27 @@ def _named(fn: Callable[[Counts], R], name: str) -> Callable[[Counts], R]:
     return fn
 
 
-def _planner(split: bool) -> Memoised[[Counts], Plan]:
-    """``decompose`` for one value of ``split``."""
+def _planner(split: bool) -> Memoised[[Counts], _FlatPlan]:
+    """``decompose`` for one value of ``split``, its plans flat."""
 
-    def plan(hand: Counts) -> Plan:
+    def plan(hand: Counts) -> _FlatPlan:
         if hand == 0:
-            return 0.0, ()
+            return (0.0,)
         low = lowest_rank(hand)
         count = count_at(hand, low)
         if count == 4 and low <= 10:
-            group: Group = (BOMB, 1, low, 4 * UNIT[low])
-            rest_cost, rest = planned(hand - group[3])
-            best_cost, best = _BOMB_COST + rest_cost, (group, *rest)
+            cards = 4 * UNIT[low]
+            rest = planned(hand - cards)
+            best = (_BOMB_COST + rest[0], BOMB, 1, low, cards, *rest[1:])
             if not split:
-                return best_cost, best  # a locked four of a kind is played whole
+                return best  # a locked four of a kind is played whole
         else:
             bare = min(count, 3)
             kind = _BARE[bare - 1]
-            group = (kind, 1, low, bare * UNIT[low])
-            rest_cost, rest = planned(hand - group[3])
-            best_cost, best = _COST_BY_TOP[kind][low] + rest_cost, (group, *rest)
+            cards = bare * UNIT[low]
+            rest = planned(hand - cards)
+            best = (_COST_BY_TOP[kind][low] + rest[0], kind, 1, low, cards, *rest[1:])
+        best_cost = best[0]
         for width, min_len, kind in _RUNS:
             costs = _COST_BY_TOP[kind]
             block = length = 0
@@ -146,12 +157,12 @@ def _planner(split: bool) -> Memoised[[Counts], Plan]:
                 block += width * UNIT[top]
                 length += 1
                 if length >= min_len:
-                    rest_cost, rest = planned(hand - block)
-                    cost = costs[top] + rest_cost
+                    rest = planned(hand - block)
+                    cost = costs[top] + rest[0]
                     if cost < best_cost:
-                        best_cost, best = cost, ((kind, length, top, block), *rest)
+                        best_cost, best = cost, (cost, kind, length, top, block, *rest[1:])
                 top += 1
-        return best_cost, best
+        return best
 
     planned = memo(_MEMO_SIZE)(_named(plan, f"decompose_{_SPLIT_NAMES[split]}"))
     return planned
@@ -164,9 +175,11 @@ def _coster(split: bool) -> Memoised[[Counts], float]:
     def cost_of(hand: Counts) -> float:
         if hand == 0:
             return WIN
-        cost, groups = plan(hand)
+        flat = plan(hand)
+        cost: float = flat[0]
+        kinds, lengths, tops = flat[1::4], flat[2::4], flat[3::4]
         capacity = 0
-        for kind, length, _top, _cards in groups:
+        for kind, length in zip(kinds, lengths, strict=True):
             if kind == TRIO_TWO:
                 capacity += 2
             elif kind == AIRPLANE:
@@ -174,7 +187,7 @@ def _coster(split: bool) -> Memoised[[Counts], float]:
         if capacity:
             weak = sorted(
                 (group_cost(k, n, t), 1 if k == SINGLE else 2)
-                for k, n, t, _c in groups
+                for k, n, t in zip(kinds, lengths, tops, strict=True)
                 if k in (SINGLE, PAIR) and t < 11
             )
             for gc, width in reversed(weak):

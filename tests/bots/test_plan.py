@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import math
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from server import bots
-from server.bots.plan import decompose, group_cost
+from server.bots.plan import _PLANNERS, decompose, group_cost
 from server.engine import BOT_HINTS, PRESETS, NextDeal, apply, deck, new_match, seat_view
 from server.engine.combos import BOMB, PAIR, SINGLE, TRIO_TWO, classify, counts_of
 
@@ -77,3 +79,16 @@ def test_the_bots_play_the_reference_games_move_for_move() -> None:
         1158,
         "d405ae7fc9d018c481c99f461e26c029d73b99e01811e08d8c58aca3b0dce99d",
     )
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_a_fresh_plan_is_let_go_by_the_collector_at_its_first_collection(split: bool) -> None:
+    # The planner makes fresh plans at every decision and keeps them in its memo; a
+    # plan the cyclic GC still tracks after its first collection is scanned again by
+    # every middle collection (docs/performance.md, session 9).
+    planner = _PLANNERS[split]
+    planner.cache_clear()
+    hands = [counts_of(deck("AS")[i : i + 16]) for i in range(0, 32, 4)]
+    plans = [planner(hand) for hand in hands]
+    gc.collect(0)
+    assert not any(gc.is_tracked(plan) for plan in plans)
