@@ -198,8 +198,9 @@ class Registry:
             self._keeper = asyncio.create_task(self._keep_leases(), name="lease-keeper")
 
     async def _keep_leases(self) -> None:
-        # One group per step, on a fixed schedule (a slow reply does not push the
-        # next group back), so each room is renewed every third of its lease.
+        # One group per step, on a fixed schedule, so each room is renewed every
+        # third of its lease: a slow reply holds up the groups after it only until
+        # it comes, and the schedule does not slip by it.
         step = self._lease_ms / 3000 / RENEWAL_GROUPS
         loop = asyncio.get_running_loop()
         due = loop.time()
