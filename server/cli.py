@@ -35,8 +35,8 @@ log = logging.getLogger("server.cli")
 
 # Allocations between young collections (CPython default: 700), and young
 # collections between two of the middle generation (default 10); see tune_gc.
-GC_YOUNG_THRESHOLD = 10_000
-GC_MIDDLE_THRESHOLD = 5
+GC_YOUNG_THRESHOLD = 3_000
+GC_MIDDLE_THRESHOLD = 10
 
 _DEFAULTS = Settings()
 # Shown in --help; the data dir default is relative to where the command runs.
@@ -220,11 +220,16 @@ def tune_gc() -> None:
     often, so full ones come about ten times more rarely; the game's own data
     is acyclic and freed by reference counting, so little waits for them.
 
-    The middle generation is collected every 5 young collections, not every 50:
-    with 1,000 tables each holding some objects from one action to the next, 50
-    young collections' survivors made every middle collection scan hundreds of
-    thousands of objects (128-206 ms pauses, measured with a gc.callbacks probe);
-    at 5 the longest was 47 ms for the same CPU per action.
+    Young collections every 3,000 allocations and middle ones every 10 young
+    collections (30,000 allocations): once the bots' plans stopped outliving their
+    first collection (``server.bots.plan``), little survives a young collection,
+    and smaller generations are scanned faster per object as well as for less
+    time at once.  Against 10,000 and 5 at 1,000 tables: the collector's time
+    over a run 0.84-0.85 s against 1.01-1.04 s, the longest young and middle
+    pauses 6-10 and 14-17 ms against 20-22 and 37-38 ms, and in three
+    interleaved pairs p99 17-25 ms against 27-46 ms at the same CPU per action
+    (docs/performance.md, session 9).  Full collections stay as rare (one per
+    run at 200 and at 1,000 tables).
     """
     gc.collect()
     gc.freeze()
