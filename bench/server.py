@@ -87,6 +87,27 @@ BENCH_LIMITS = [
     "--max-connections-per-client", "20000", "--allow-fixed-seeds", "true",
 ]  # fmt: skip
 
+# Runs ``python -m server`` with a probe on the cyclic collector: each collection's
+# generation, start (time.monotonic, the same clock in every process) and length,
+# written as JSON to the path given when the server exits.
+_GC_PROBE_LAUNCHER = """
+import atexit, gc, json, runpy, sys, time
+path = sys.argv.pop(1)
+rows = []
+began = [0.0]
+def probe(phase, info):
+    if phase == "start":
+        began[0] = time.monotonic()
+    else:
+        rows.append((info["generation"], began[0], time.monotonic() - began[0]))
+def write():
+    with open(path, "w") as out:
+        json.dump(rows, out)
+gc.callbacks.append(probe)
+atexit.register(write)
+runpy.run_module("server", run_name="__main__", alter_sys=True)
+"""
+
 # Runs ``python -m server`` with tracemalloc on; each SIGUSR2 dumps a snapshot to
 # ``<prefix>.<n>`` (n = 1, 2, ...).
 _TRACEMALLOC_LAUNCHER = """
@@ -112,6 +133,8 @@ def start_server(
         launcher = ["-m", "cProfile", "-o", str(Path(args.cprofile).resolve()), *launcher]
     elif args.tracemalloc:
         launcher = ["-c", _TRACEMALLOC_LAUNCHER, str(Path(args.tracemalloc).resolve())]
+    elif args.gc_probe:
+        launcher = ["-c", _GC_PROBE_LAUNCHER, str(Path(args.gc_probe).resolve())]
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(
             [sys.executable, *launcher, "serve", "--host", "127.0.0.1",
@@ -311,6 +334,22 @@ def _frame_name(frame: str) -> str:
     return f"{match['fn']} ({match['file'].rsplit('/', 1)[-1]})"
 
 
+def summarise_collections(path: Path, window: list[float]) -> dict[str, dict[str, float]]:
+    """The collector's work while the tables played, per generation: how many
+    collections, their total and their longest pause (ms, wall clock)."""
+    start, end = window
+    rows = [(g, t, d) for g, t, d in json.loads(path.read_text()) if start <= t <= end]
+    summary: dict[str, dict[str, float]] = {}
+    for generation, name in enumerate(("young", "middle", "full")):
+        lengths = [d for g, _t, d in rows if g == generation]
+        summary[name] = {
+            "collections": len(lengths),
+            "total_ms": round(1000 * sum(lengths), 1),
+            "max_ms": round(1000 * max(lengths, default=0.0), 1),
+        }
+    return summary
+
+
 def _file_size(path: Path) -> int:
     return path.stat().st_size if path.exists() else -1
 
@@ -493,6 +532,7 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     loop = asyncio.get_running_loop()
     before = await asyncio.to_thread(Sample, base, pid, redis)
     started = loop.time()
+    window = [time.monotonic()]
     stop_at = started + args.duration
     ws_url = base.replace("http://", "ws://") + "/ws"
     tasks = [
@@ -522,6 +562,7 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     if args.tracemalloc:
         await dump_tracemalloc(pid, Path(f"{args.tracemalloc}.3"))
     await asyncio.gather(*tasks)
+    window.append(time.monotonic())
     after = await asyncio.to_thread(Sample, base, pid, redis)
     elapsed = loop.time() - started
     if profiler is not None:
@@ -540,6 +581,7 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     bot_cpu = after.usage["bot_cpu_seconds"] - before.usage["bot_cpu_seconds"]
     return {
         "tables": args.tables,
+        "play_window": window,
         "warmup_actions": args.warmup_actions,
         "seconds": round(elapsed, 1),
         "actions": actions,
@@ -623,6 +665,12 @@ def main(argv: list[str] | None = None) -> int:
         help="run the server under tracemalloc, dump snapshots idle, all joined and halfway "
         "to PREFIX.1-3, and print where the live tables' memory went (slows the server)",
     )
+    parser.add_argument(
+        "--gc-probe",
+        metavar="PATH",
+        help="time every collection of the server's cyclic GC (written to PATH) and print "
+        "the collections of the play window per generation",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON line only")
     args = parser.parse_args(argv)
     if not 1 <= args.tables <= 2000 or not 1 <= args.duration <= 600:
@@ -652,6 +700,8 @@ def main(argv: list[str] | None = None) -> int:
         result["profile_top"] = summarise_profile(Path(args.profile), 40)
     if args.tracemalloc:
         result["memory_by_file"] = memory_breakdown(args.tracemalloc, args.tables, 25)
+    if args.gc_probe:
+        result["collections"] = summarise_collections(Path(args.gc_probe), result["play_window"])
     if args.json:
         print(json.dumps(result))
         return 0
@@ -681,6 +731,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{result['kib_per_table_joined']} KiB once all joined (of which "
           f"{result['kib_per_table_created']} KiB left by creating them over HTTP)")  # fmt: skip
     print(f"errors: {result['errors']} {result['error_codes']}")
+    if args.gc_probe:
+        print("cyclic GC while playing: " + ", ".join(
+            f"{name} {c['collections']:g} ({c['total_ms']} ms, longest {c['max_ms']} ms)"
+            for name, c in result["collections"].items()))  # fmt: skip
     if args.tracemalloc:
         memory = result["memory_by_file"]
         print(f"traced, once all joined: {memory['joined_kib_per_table']} KiB per table:")
