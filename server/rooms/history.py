@@ -1,8 +1,9 @@
 """A table's finished deals, rebuilt from its stored log for replays.
 
 Only deals that are over are included: a replay shows every hand from the deal's
-start, which must never happen while the deal is still played.  Nothing is kept in
-memory or written: the log in Redis is the record, so history works after a restart
+start, which must never happen while the deal is still played.  The log is read by
+``log.Replay`` (the one replay) with a watcher; nothing is written: the log in Redis
+is the record, so history works after a restart
 and on any process.
 """
 
@@ -11,9 +12,9 @@ from __future__ import annotations
 import msgspec
 
 from server import engine
-from server.engine import DealResult, Move, NextDeal, Pass, Play
+from server.engine import DealResult, Move
 
-from .log import LogEntry, NewMatch, TableMeta, match_seed
+from .log import LogEntry, Replay, TableMeta
 
 __all__ = ["MAX_HISTORY_DEALS", "DealRecord", "History", "SeatRecord", "history"]
 
@@ -49,42 +50,38 @@ class History(msgspec.Struct, frozen=True):
     deals: list[DealRecord]
 
 
-def _hands(state: engine.MatchState) -> list[list[str]]:
-    return [[engine.card_code(c) for c in hand] for hand in state.deal.hands]
+class _Deals:
+    """Each deal a replay reads: its hands kept when dealt, the record made when it ends."""
+
+    def __init__(self) -> None:
+        self.records: list[DealRecord] = []
+        self._hands: list[list[str]] = []
+
+    def dealt(self, match_no: int, deal: engine.DealState) -> None:
+        self._hands = [[engine.card_code(c) for c in hand] for hand in deal.hands]
+
+    def ended(self, match_no: int, deal: engine.DealState) -> None:
+        assert deal.result is not None
+        self.records.append(
+            DealRecord(
+                match_no=match_no,
+                deal_no=deal.deal_no,
+                hands=self._hands,
+                moves=list(deal.moves),
+                result=deal.result,
+            )
+        )
 
 
 def history(meta: TableMeta, entries: list[LogEntry]) -> History:
     """Replay ``entries`` and keep each deal that ended (raises ``EngineError`` if corrupt)."""
-    match_no = 0
-    state = engine.new_match(meta.rules, match_seed(meta.seed, 0, meta.secret), meta.deals)
-    dealt = _hands(state)
-    deals: list[DealRecord] = []
+    deals = _Deals()
+    replay = Replay(meta, deals)
     for entry in entries:
-        if isinstance(entry, NewMatch):
-            match_no += 1
-            state = engine.new_match(
-                meta.rules, match_seed(meta.seed, match_no, meta.secret), meta.deals
-            )
-            dealt = _hands(state)
-        elif isinstance(entry, Play | Pass | NextDeal):
-            engine.apply(state, entry)
-            deal = state.deal
-            if isinstance(entry, NextDeal):
-                dealt = _hands(state)
-            elif deal.result is not None:
-                deals.append(
-                    DealRecord(
-                        match_no=match_no,
-                        deal_no=deal.deal_no,
-                        hands=dealt,
-                        moves=list(deal.moves),
-                        result=deal.result,
-                    )
-                )
-        # Bot-speed entries (older logs) change no cards.
+        replay.feed(entry)
     return History(
         table=meta.id,
         rules=meta.rules,
         seats=[SeatRecord(s.seat, s.name, s.kind, s.level) for s in meta.seats],
-        deals=deals[-MAX_HISTORY_DEALS:],
+        deals=deals.records[-MAX_HISTORY_DEALS:],
     )

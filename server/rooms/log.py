@@ -11,7 +11,7 @@ so a restarted server or another process resumes exactly.
 from __future__ import annotations
 
 import hashlib
-from typing import Literal, TypeAlias
+from typing import Literal, Protocol, TypeAlias
 
 import msgspec
 
@@ -22,6 +22,7 @@ from .clock import DEFAULT_GRACE_SECONDS, TurnClock
 
 __all__ = [
     "BotSpeed",
+    "DealWatcher",
     "LogEntry",
     "NewMatch",
     "Replay",
@@ -144,6 +145,16 @@ def bot_seed(table_seed: int, seat: int, version: int, secret: str = "") -> int:
     return _derive(f"bot/{secret or table_seed}/{seat}/{version}")
 
 
+class DealWatcher(Protocol):
+    """Told each deal as a ``Replay`` reads it: dealt (its hands whole), then ended."""
+
+    def dealt(self, match_no: int, deal: engine.DealState) -> None:
+        """A deal was dealt; ``deal.hands`` change as it is played, so copy what is kept."""
+
+    def ended(self, match_no: int, deal: engine.DealState) -> None:
+        """The deal's last move was applied: ``deal.result`` and ``deal.moves`` are final."""
+
+
 class Replay:
     """A table read forward from its log, one entry at a time: the one reading of entries.
 
@@ -152,11 +163,14 @@ class Replay:
     ``NewMatch`` starts the next match from ``match_seed``, and every other
     entry is an engine action.  ``rebuild`` feeds a whole log and reads the
     state once; an audit may read ``match`` after each entry.  Actions are
-    applied when ``match`` is read, so a finished match is never replayed.
+    applied when ``match`` is read, so a finished match is never replayed,
+    unless a ``watcher`` is given: then every action is applied as it is fed
+    and the watcher hears each deal dealt and ended (history, for replays).
     """
 
-    def __init__(self, meta: TableMeta) -> None:
+    def __init__(self, meta: TableMeta, watcher: DealWatcher | None = None) -> None:
         self._meta = meta
+        self._watcher = watcher
         self.version = 0
         self.match_no = 0
         self.bot_speed_ms = meta.bot_speed_ms
@@ -179,18 +193,29 @@ class Replay:
             self._pending = []
         else:
             self._pending.append(entry)
+        if self._watcher is not None:
+            self.match  # noqa: B018 - reading it applies the entry now
 
     @property
     def match(self) -> engine.MatchState:
         """The match as of the entries fed so far (``EngineError`` on a corrupt log,
         after which this replay is not to be read again)."""
+        watcher = self._watcher
         if self._match is None:
             meta = self._meta
             seed = match_seed(meta.seed, self.match_no, meta.secret)
             self._match = engine.new_match(meta.rules, seed, meta.deals)
+            if watcher is not None:
+                watcher.dealt(self.match_no, self._match.deal)
         pending, self._pending = self._pending, []
         for action in pending:
             engine.apply(self._match, action)
+            if watcher is None:
+                continue
+            if isinstance(action, NextDeal):
+                watcher.dealt(self.match_no, self._match.deal)
+            elif self._match.deal.result is not None:
+                watcher.ended(self.match_no, self._match.deal)
         return self._match
 
     def table(self) -> TableState:

@@ -105,3 +105,42 @@ def test_a_replay_read_after_every_entry_agrees_with_rebuilding_each_prefix() ->
         assert replay.table() == rebuild(meta, entries[:version])
     assert (replay.match_no, replay.bot_speed_ms) == (2, 0)
     assert replay.turn_version == len(entries)
+
+
+class Heard:
+    """A watcher that writes down what it hears, hands copied as they were dealt."""
+
+    def __init__(self) -> None:
+        self.said: list[tuple[str, int, int, int]] = []
+
+    def dealt(self, match_no: int, deal: engine.DealState) -> None:
+        self.said.append(("dealt", match_no, deal.deal_no, sum(map(len, deal.hands))))
+
+    def ended(self, match_no: int, deal: engine.DealState) -> None:
+        self.said.append(("ended", match_no, deal.deal_no, len(deal.moves)))
+
+
+def test_a_watched_replay_hears_every_deal_even_of_a_finished_match() -> None:
+    meta, _ = build_table(CreateTableRequest(seed=7, deals=5))
+    first = engine.new_match(meta.rules, meta.seed, meta.deals)
+    entries: list[LogEntry] = [BotSpeed(ms=0, seat=0)]
+    expected: list[tuple[str, int, int, int]] = []
+    while True:
+        expected.append(("dealt", 0, first.deal.deal_no, 48))
+        moves = play_out(first)
+        entries += moves
+        expected.append(("ended", 0, first.deal.deal_no, len(moves)))
+        if first.winners is not None:
+            break
+        entries.append(NextDeal())
+        engine.apply(first, NextDeal())
+    second = engine.new_match(meta.rules, match_seed(meta.seed, 1), meta.deals)
+    entries += [NewMatch(), *play_out(second)[:5]]
+    expected.append(("dealt", 1, 1, 48))
+    heard = Heard()
+    replay = Replay(meta, heard)
+    for entry in entries:
+        replay.feed(entry)
+    assert heard.said == expected
+    # Watching changes nothing the room reads.
+    assert replay.table() == rebuild(meta, entries)
