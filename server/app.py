@@ -41,7 +41,7 @@ from server.engine import EngineError
 from server.origins import origin_allowed
 from server.ratelimit import RateLimiter
 from server.rooms import tables
-from server.rooms.history import history
+from server.rooms.history import HistoryCache, PageOutOfRange
 from server.rooms.registry import DEFAULT_IDLE_SECONDS, Registry
 from server.rooms.store import Redis, StoreError, TableStore, TooManyTables
 from server.rooms.tables import CreateTableRequest
@@ -110,6 +110,13 @@ def create_app(
     proxies = TrustedProxies(settings.trusted_proxies, settings.client_ip_header)
     per_minute = settings.tables_per_minute
     table_limiter = RateLimiter(per_minute / 60.0, per_minute)
+    # History: finished deals' replays kept between requests, and a budget per client
+    # address and per seat.  The budgets are in-process buckets; a shared store for them
+    # replaces the two limiters here and nothing else.
+    history_cache = HistoryCache(settings.history_cache_deals, settings.history_deals)
+    history_rate = settings.history_per_minute
+    history_by_client = RateLimiter(history_rate / 60.0, history_rate)
+    history_by_seat = RateLimiter(history_rate / 60.0, history_rate)
 
     def services() -> _Services:
         return holder["services"]
@@ -200,13 +207,41 @@ def create_app(
             return _error(503, "storage_unavailable", "the table store is unreachable")
         return _Json(created, status_code=201)
 
+    def history_budget(limiter: RateLimiter, key: object, who: str) -> Response | None:
+        """None if ``key`` may ask for a history now, else the 429 to answer."""
+        if limiter.allow(key):
+            return None
+        metrics.rate_limited(f"history_per_{who}")
+        wait = max(1, round(limiter.retry_after(key)))
+        return _error(
+            429,
+            "rate_limited",
+            f"too many history requests from this {who}; try again in {wait}s",
+            headers={"Retry-After": str(wait)},
+        )
+
     async def table_history(request: Request) -> Response:
-        """``GET /api/tables/{id}/history``: the finished deals, for a seat's token only."""
+        """``GET /api/tables/{id}/history[?page=N]``: a page of the finished deals (0 is
+        the newest), for a seat's token only."""
         table_id = request.path_params["table"]
         auth = request.headers.get("authorization", "")
         token = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
         if not valid_table_id(table_id):
             return _error(404, "unknown_table", "no such table")
+        client = client_address(
+            request.client.host if request.client else None, request.scope["headers"], proxies
+        )
+        # Before anything is loaded: a refused request costs no Redis read and no replay.
+        refused = history_budget(history_by_client, client, "address")
+        if refused is not None:
+            return refused
+        raw_page = request.query_params.get("page", "0")
+        if not (raw_page.isascii() and raw_page.isdigit() and len(raw_page) <= 6):
+            return _error(
+                400,
+                "bad_page",
+                f"page must be a whole number, 0 for the newest, not {raw_page[:20]!r}",
+            )
         try:
             loaded = await services().store.load(table_id)
         except (RedisError, OSError) as exc:
@@ -216,14 +251,20 @@ def create_app(
             return _error(404, "unknown_table", "no such table")
         meta, entries = loaded
         # Replays show every hand: only the table's own seats may watch them.
-        if not token or seat_for_token(token, [s.token_hash for s in meta.seats]) is None:
+        seat = seat_for_token(token, [s.token_hash for s in meta.seats]) if token else None
+        if seat is None:
             return _error(401, "bad_token", "a seat token of this table is needed")
+        refused = history_budget(history_by_seat, (table_id, seat), "seat")
+        if refused is not None:
+            return refused
         try:
-            found = await asyncio.to_thread(history, meta, entries)
+            found = await history_cache.answer(meta, entries, int(raw_page))
+        except PageOutOfRange as exc:
+            return _error(400, "bad_page", str(exc))
         except EngineError as exc:
             log.warning("table %s: log does not replay: %r", table_id, exc)
             return _error(500, "internal_error", "the table's log does not replay")
-        return _Json(found)
+        return Response(found, media_type="application/json")
 
     async def healthz(request: Request) -> Response:
         live = services()

@@ -133,6 +133,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     max_tables: int = 100_000
     actions_per_second: int = 10
     allow_fixed_seeds: bool = False
+    history_deals: int = 100
+    history_cache_deals: int = 10_000
+    history_per_minute: int = 30
 
     def __post_init__(self) -> None:
         if not self.host.strip():
@@ -207,6 +210,9 @@ _RANGES: tuple[tuple[str, float, float], ...] = (
     ("tables_per_minute", 1, 1_000_000),
     ("max_tables", 1, 100_000_000),
     ("actions_per_second", 1, 10_000),
+    ("history_deals", 1, 1000),
+    ("history_cache_deals", 0, 10_000_000),
+    ("history_per_minute", 1, 1_000_000),
 )
 
 
@@ -384,6 +390,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("allow_fixed_seeds", "--allow-fixed-seeds", "PAODEKUAI_ALLOW_FIXED_SEEDS", "BOOL",
            _parse_bool, "testing only: accept a client-chosen seed on tables with several "
            "humans (a chosen seed lets its chooser know every hand)"),
+    Option("history_deals", "--history-deals", "PAODEKUAI_HISTORY_DEALS", "N", _parse_int,
+           "finished deals in one history answer (a page; ten pages reach back)"),
+    Option("history_cache_deals", "--history-cache-deals", "PAODEKUAI_HISTORY_CACHE_DEALS",
+           "N", _parse_int, "finished deals kept replayed for history answers, over all "
+           "tables (about 3.3 KB each; 0: replay every request)"),
+    Option("history_per_minute", "--history-per-minute", "PAODEKUAI_HISTORY_PER_MINUTE", "N",
+           _parse_int, "history requests one seat, and one client address, may make a minute"),
 )  # fmt: skip
 
 
