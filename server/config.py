@@ -44,10 +44,15 @@ LOG_LEVELS: tuple[str, ...] = get_args(LogLevel)
 LogFormat: TypeAlias = Literal["text", "json"]
 LOG_FORMATS: tuple[str, ...] = get_args(LogFormat)
 
-# The browser client sits next to the package in a source checkout or an
-# editable install; a plain `pip install .` does not carry it, so such
-# deployments (the Docker image) set PAODEKUAI_CLIENT_DIR.
-DEFAULT_CLIENT_DIR = Path(__file__).resolve().parent.parent / "client"
+# An installed wheel carries the browser client as package data (server/webclient,
+# pyproject.toml); a source checkout or an editable install has no such directory
+# and serves the checkout's client/ next to the package, so edits show at once.
+_PACKAGED_CLIENT_DIR = Path(__file__).resolve().parent / "webclient"
+DEFAULT_CLIENT_DIR = (
+    _PACKAGED_CLIENT_DIR
+    if _PACKAGED_CLIENT_DIR.is_dir()
+    else Path(__file__).resolve().parent.parent / "client"
+)
 
 # The longest pause a table may set before each bot move (the table setting and the
 # in-game control share it).
@@ -453,7 +458,8 @@ def prepare_paths(settings: Settings) -> None:
             ConfigReason.CLIENT_DIR_MISSING,
             "client_dir",
             f"client dir {settings.client_dir} does not exist or is not a directory "
-            "(set --client-dir or PAODEKUAI_CLIENT_DIR to the repository's client/ folder)",
+            "(set --client-dir or PAODEKUAI_CLIENT_DIR to the repository's client/ folder, "
+            "or leave both unset to serve the one the installed package carries)",
         )
 
 
