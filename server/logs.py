@@ -10,6 +10,7 @@ access lines, one per request served, are not limited.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 import threading
 import time
@@ -66,14 +67,24 @@ class RepeatLimit(logging.Filter):
         return dropped
 
 
+# A %-style placeholder of a logging format string (``%s``, ``%.0fs``, ``%(name)s``), or
+# an escaped ``%%``.
+_PLACEHOLDER = re.compile(
+    r"%%|%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[diouxXeEfFgGcrsa]"
+)
+
+
 def _report_dropped(dropped: dict[_Key, int]) -> None:
     logger = logging.getLogger("server.logs")
     for (name, _level, msg), count in dropped.items():
+        # Repeats are counted per format string, whose arguments differ: show where
+        # they went as "…", not as raw %s placeholders.
+        shape = _PLACEHOLDER.sub(lambda m: "%" if m[0] == "%%" else "…", msg)
         logger.warning(
             "suppressed %d repeats of %s: %.120s",
             count,
             name,
-            msg,
+            shape,
             extra={"pdk_summary": True},
         )
 
