@@ -632,6 +632,14 @@ MUTANTS = [
         ROOMS_TESTS,
     ),
     Mutant(
+        # Version N means N entries read: the next to read is entries[N], not N + 1.
+        "history-cache-reads-on-one-entry-late",
+        "server/rooms/history.py",
+        "for entry in entries[self.version :]:",
+        "for entry in entries[self.version + 1 :]:",
+        ROOMS_TESTS,
+    ),
+    Mutant(
         "store-append-unchecked",
         "server/rooms/store.py",
         "if n ~= tonumber(ARGV[2]) then",
