@@ -242,21 +242,26 @@ def create_app(
                 "bad_page",
                 f"page must be a whole number, 0 for the newest, not {raw_page[:20]!r}",
             )
+        store = services().store
         try:
-            loaded = await services().store.load(table_id)
+            # The meta alone first: a request without a seat's token reads no log.
+            known = await store.load_meta(table_id)
+            if known is None:
+                return _error(404, "unknown_table", "no such table")
+            # Replays show every hand: only the table's own seats may watch them.
+            seat = seat_for_token(token, [s.token_hash for s in known.seats]) if token else None
+            if seat is None:
+                return _error(401, "bad_token", "a seat token of this table is needed")
+            refused = history_budget(history_by_seat, (table_id, seat), "seat")
+            if refused is not None:
+                return refused
+            loaded = await store.load(table_id)
         except (RedisError, OSError) as exc:
             log.warning("cannot read table %s: %s", table_id, exc)
             return _error(503, "storage_unavailable", "the table store is unreachable")
         if loaded is None:
             return _error(404, "unknown_table", "no such table")
         meta, entries = loaded
-        # Replays show every hand: only the table's own seats may watch them.
-        seat = seat_for_token(token, [s.token_hash for s in meta.seats]) if token else None
-        if seat is None:
-            return _error(401, "bad_token", "a seat token of this table is needed")
-        refused = history_budget(history_by_seat, (table_id, seat), "seat")
-        if refused is not None:
-            return refused
         try:
             found = await history_cache.answer(meta, entries, int(raw_page))
         except PageOutOfRange as exc:
