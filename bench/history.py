@@ -12,8 +12,9 @@ played until its log holds ``--entries`` entries; then, for ``--seconds`` each:
   for the long table's history (with its seat token) as fast as they are answered.
 
 Each window prints the honest p50/p99, the server process's CPU (share of one core,
-from /proc), the history answers by status and, for the flood, the server CPU per
-answered request beyond the baseline's.  It prints figures; it asserts nothing.
+from /proc), the history answers by status and, for the flood, the server CPU beyond
+the baseline's per answered request and per request of any status.  It prints
+figures; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -184,12 +185,15 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         print(json.dumps(rows[-1]), flush=True)
         hit = window(server, honest_table, args.seconds, args.clients, path, token)
         answered = hit["history_answers"].get("200", 0)
+        asked = sum(hit["history_answers"].values())
         extra_cpu = hit["server_cpu_s"] - base["server_cpu_share"] * hit["wall_s"]
         rows.append(
             {
                 "window": "history",
                 **hit,
                 "cpu_ms_per_200": round(1000 * extra_cpu / answered, 2) if answered else None,
+                # Refusals (429) cost the HTTP stack's share too.
+                "cpu_ms_per_request": round(1000 * extra_cpu / asked, 3) if asked else None,
             }
         )
         print(json.dumps(rows[-1]), flush=True)
