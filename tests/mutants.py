@@ -39,7 +39,10 @@ APP_TESTS = ["tests/server/test_app.py"]
 # The socket's own limits (join timeout, frame size, flooding) are tested apart.
 SOCKET_LIMIT_TESTS = ["tests/server/test_limits.py"]
 # The "cluster" group: real server processes on one Redis, talking over its bus.
-CLUSTER_TESTS = ["tests/cluster/test_processes.py"]
+CLUSTER_TESTS = [
+    "tests/cluster/test_forward.py",
+    "tests/cluster/test_processes.py",
+]
 
 
 class Mutant(NamedTuple):
@@ -824,6 +827,13 @@ MUTANTS = [
         "        request = read_frame(conn, frame, self._max_frame_bytes, self.version)\n"
         "        if request is None:\n            return\n",
         "        frame = frame if isinstance(frame, str) else frame.decode('utf-8', 'replace')\n",
+        CLUSTER_TESTS,
+    ),
+    Mutant(
+        "forwarder-ignores-the-fencing-number",
+        "server/cluster/forward.py",
+        "if message.fence != self._fence or self._here is not None:",
+        "if self._here is not None:",
         CLUSTER_TESTS,
     ),
 ]
