@@ -18,7 +18,7 @@ import asyncio
 import json
 import socket
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ __all__ = [
     "health",
     "log_of",
     "owner_of",
+    "until",
     "wait_for_version",
 ]
 
@@ -92,11 +93,21 @@ def owner_of(client: SyncRedis, table: str) -> str | None:
     return None if raw is None else raw.decode().partition(" ")[2]
 
 
-def fence_of(client: SyncRedis, table: str) -> int:
-    """The fencing number of the table's live lease."""
+def fence_of(client: SyncRedis, table: str) -> int | None:
+    """The fencing number of the table's live lease (None when nobody holds it)."""
     raw = client.get(f"pdk:{{{table}}}:lease")
-    assert raw is not None, f"nobody holds table {table}"
-    return int(raw.decode().partition(" ")[0])
+    return None if raw is None else int(raw.decode().partition(" ")[0])
+
+
+async def until(check: Callable[[], bool], what: str) -> None:
+    """Wait until ``check()`` holds: asked every 50 ms, in a thread (it may block on
+    Redis or HTTP), for at most ``GUARD_SECONDS``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + GUARD_SECONDS
+    while not await asyncio.to_thread(check):
+        if loop.time() > deadline:
+            raise AssertionError(f"not in time: {what}")
+        await asyncio.sleep(0.05)
 
 
 async def wait_for_version(client: SyncRedis, table: str, at_least: int) -> int:
