@@ -41,6 +41,7 @@ SOCKET_LIMIT_TESTS = ["tests/server/test_limits.py"]
 # The "cluster" group: real server processes on one Redis, talking over its bus.
 CLUSTER_TESTS = [
     "tests/cluster/test_forward.py",
+    "tests/cluster/test_node.py",
     "tests/cluster/test_processes.py",
 ]
 
@@ -834,6 +835,20 @@ MUTANTS = [
         "server/cluster/forward.py",
         "if message.fence != self._fence or self._here is not None:",
         "if self._here is not None:",
+        CLUSTER_TESTS,
+    ),
+    Mutant(
+        "owner-ignores-the-fencing-number",
+        "server/cluster/node.py",
+        "if room is None or room.lease.fence != message.fence:",
+        "if room is None:",
+        CLUSTER_TESTS,
+    ),
+    Mutant(
+        "owner-resyncs-only-sockets-ahead",
+        "server/cluster/node.py",
+        "                    if version != room.version:",
+        "                    if version > room.version:",
         CLUSTER_TESTS,
     ),
 ]
