@@ -40,6 +40,7 @@ APP_TESTS = ["tests/server/test_app.py"]
 SOCKET_LIMIT_TESTS = ["tests/server/test_limits.py"]
 # The "cluster" group: real server processes on one Redis, talking over its bus.
 CLUSTER_TESTS = [
+    "tests/cluster/test_table.py",
     "tests/cluster/test_forward.py",
     "tests/cluster/test_node.py",
     "tests/cluster/test_processes.py",
@@ -822,6 +823,13 @@ MUTANTS = [
         WIRE_TESTS,
     ),
     # -- cluster group: forwarders, the owner's node, the bus --
+    Mutant(
+        "spectator-request-reaches-the-room",
+        "server/cluster/table.py",
+        "    if conn.seat == SPECTATOR:\n        conn.push_frame(",
+        "    if False:\n        conn.push_frame(",
+        CLUSTER_TESTS,
+    ),
     Mutant(
         "forwarder-leaves-the-read-to-the-owner",
         "server/cluster/forward.py",
