@@ -224,7 +224,7 @@ class Forwarder:
         if conn_id is None:
             return
         if self._fence is None:
-            # Between owners: the frame waits for the next one.
+            # Between owners: the frame waits for the next one (its version still decides).
             if len(self._held) < OUTBOX_SIZE:
                 self._held.append((conn, text))
             return
