@@ -2,10 +2,13 @@
 
 The app (``server.app``) routes a WebSocket on ``GAME_SOCKET_PATH`` here.  The
 first frame must be a join naming the table and a token; the token is checked
-before anything is loaded or changed.  Then a ``Connection`` carries the room's
-updates out, and a ``_FrameReader`` turns each frame into a room request through
-the presenter, under the seat's rate limit: a flood is cut off, a malformed
-frame is answered on this socket alone.  Under this server's transport the
+before anything is loaded or changed.  The node hands the session a
+``TableHandle`` (``server.cluster.table``): the room itself, or a forwarder to
+the process that owns the table; the session does not ask which.  Then a
+``Connection`` carries the table's updates out, and a ``_FrameReader`` hands
+each frame to the table (``TableHandle.take``) under the seat's rate limit: a
+flood is cut off here, and the table reads the frame the one way every frame is
+read (``table.read_frame``).  Under this server's transport the
 frames reach the reader straight from the socket (``transport.DirectReceive``);
 otherwise the read loop feeds it from ASGI ``receive``.  Whatever ends the socket, the room
 hears of it (``detach``) and the client gets a close code that says why.
@@ -23,15 +26,15 @@ from redis.exceptions import RedisError
 from starlette.websockets import WebSocket
 
 from server import metrics, presenter
-from server.cluster.forward import Forwarder
 from server.cluster.node import Node
+from server.cluster.table import TableHandle
 from server.config import Settings
 from server.connection import Connection, SendNow
 from server.engine import EngineError
 from server.errors import ServerError
 from server.protocol import CloseCode, JoinMsg, ProtocolError, ProtocolErrorCode
 from server.ratelimit import RateLimiter
-from server.rooms.room import Room, RoomClosed
+from server.rooms.room import RoomClosed
 from server.rooms.seating import SeatError, SeatReason, retired_reason
 from server.rooms.seats import SPECTATOR
 from server.rooms.store import StoreError, TableStore
@@ -159,7 +162,7 @@ async def serve(
         await asyncio.gather(writer, return_exceptions=True)
         await _close(websocket, conn.close_code or CloseCode.UNKNOWN_TABLE, "table unavailable")
         return
-    frames = _FrameReader(room, conn, settings.max_frame_bytes, seat_limiter)
+    frames = _FrameReader(room, conn, seat_limiter)
     reader = asyncio.create_task(_read_loop(websocket, frames, take_frames))
     metrics.game_socket_opened()
     try:
@@ -190,7 +193,7 @@ async def _refuse_seat(websocket: WebSocket, error: SeatError) -> None:
 
 async def _attach(
     node: Node, table_id: str, conn: Connection, token_hash: str | None = None
-) -> Room | Forwarder | None:
+) -> TableHandle | None:
     # A room may close between lookup and attach (idle, storage failure); then load it anew.
     for _ in range(3):
         try:
@@ -212,21 +215,18 @@ async def _attach(
 
 
 class _FrameReader:
-    """What a seated socket's frames become: room requests, under the seat's rate limit
-    (a flood is cut off), or an answer on this socket alone (a malformed frame, a
-    ping).  Synchronous: the transport may call ``take`` from its own callback."""
+    """A seated socket's frames, handed to its table under the seat's rate limit (a
+    flood is cut off).  Synchronous: the transport may call ``take`` from its own
+    callback."""
 
-    __slots__ = ("_conn", "_key", "_limiter", "_max_bytes", "_refused_in_a_row", "_room", "done")
+    __slots__ = ("_conn", "_key", "_limiter", "_refused_in_a_row", "_table", "done")
 
-    def __init__(
-        self, room: Room | Forwarder, conn: Connection, max_bytes: int, limiter: RateLimiter
-    ) -> None:
-        self._room = room
+    def __init__(self, table: TableHandle, conn: Connection, limiter: RateLimiter) -> None:
+        self._table = table
         self._conn = conn
-        self._max_bytes = max_bytes
         self._limiter = limiter
         # A seat's sockets share one allowance; each spectator has its own.
-        self._key: object = (room.id, conn.seat) if conn.seat != SPECTATOR else conn
+        self._key: object = (table.id, conn.seat) if conn.seat != SPECTATOR else conn
         self._refused_in_a_row = 0
         # True once the socket is being closed for what it sent: later frames are dropped.
         self.done = False
@@ -243,7 +243,7 @@ class _FrameReader:
             self._conn.shut(_SERVER_ERROR, "internal error")
 
     def _take(self, frame: str | bytes) -> None:
-        conn, room = self._conn, self._room
+        conn, table = self._conn, self._table
         if not self._limiter.allow(self._key):
             metrics.rate_limited("actions")
             self._refused_in_a_row += 1
@@ -252,20 +252,10 @@ class _FrameReader:
                 self.done = True
                 conn.shut(_FLOODING, "flooding: too many messages, slow down")
                 return
-            conn.push_frame(presenter.error_frame(_TOO_FAST, room.version))
+            conn.push_frame(presenter.error_frame(_TOO_FAST, table.version))
             return
         self._refused_in_a_row = 0
-        if conn.seat == SPECTATOR:
-            conn.push_frame(presenter.read_watching(frame, self._max_bytes, version=room.version))
-            return
-        inbound = presenter.read(frame, self._max_bytes, seat=conn.seat, version=room.version)
-        if isinstance(inbound, presenter.Answer):
-            conn.push_frame(inbound.frame)
-        elif isinstance(room, Forwarder):
-            # Another process owns the table: it reads the very same frame again.
-            room.forward(conn, frame)
-        else:
-            room.submit(conn, inbound.version, inbound.request)
+        table.take(conn, frame)
 
 
 async def _read_loop(

@@ -1,6 +1,6 @@
 """Hand-made mutants of the engine, the bots and the rooms: does the suite notice each bug?
 
-    python tests/mutants.py [--only engine|bots|rooms] [--name SUBSTRING] [--start N]
+    python tests/mutants.py [--only engine|bots|rooms|cluster] [--name SUBSTRING] [--start N]
                             [--timeout 600] [--workdir DIR]
 
 Each mutant is one realistic bug (a rule dropped, a comparison off by one, a
@@ -38,6 +38,13 @@ WIRE_TESTS = [
 APP_TESTS = ["tests/server/test_app.py"]
 # The socket's own limits (join timeout, frame size, flooding) are tested apart.
 SOCKET_LIMIT_TESTS = ["tests/server/test_limits.py"]
+# The "cluster" group: real server processes on one Redis, talking over its bus.
+CLUSTER_TESTS = [
+    "tests/cluster/test_table.py",
+    "tests/cluster/test_forward.py",
+    "tests/cluster/test_node.py",
+    "tests/cluster/test_processes.py",
+]
 
 
 class Mutant(NamedTuple):
@@ -823,6 +830,43 @@ MUTANTS = [
         "        pass",
         WIRE_TESTS,
     ),
+    # -- cluster group: forwarders, the owner's node, the bus --
+    Mutant(
+        "spectator-request-reaches-the-room",
+        "server/cluster/table.py",
+        "    if conn.seat == SPECTATOR:\n        conn.push_frame(",
+        "    if False:\n        conn.push_frame(",
+        CLUSTER_TESTS,
+    ),
+    Mutant(
+        "forwarder-leaves-the-read-to-the-owner",
+        "server/cluster/forward.py",
+        "        request = read_frame(conn, frame, self._max_frame_bytes, self.version)\n"
+        "        if request is None:\n            return\n",
+        "        frame = frame if isinstance(frame, str) else frame.decode('utf-8', 'replace')\n",
+        CLUSTER_TESTS,
+    ),
+    Mutant(
+        "forwarder-ignores-the-fencing-number",
+        "server/cluster/forward.py",
+        "if message.fence != self._fence or self._here is not None:",
+        "if self._here is not None:",
+        CLUSTER_TESTS,
+    ),
+    Mutant(
+        "owner-ignores-the-fencing-number",
+        "server/cluster/node.py",
+        "if room is None or room.lease.fence != message.fence:",
+        "if room is None:",
+        CLUSTER_TESTS,
+    ),
+    Mutant(
+        "owner-resyncs-only-sockets-ahead",
+        "server/cluster/node.py",
+        "                    if version != room.version:",
+        "                    if version > room.version:",
+        CLUSTER_TESTS,
+    ),
 ]
 
 
@@ -867,8 +911,8 @@ def run(mutant: Mutant, work: Path, timeout: float) -> tuple[str, float]:
 
 
 def group(mutant: Mutant) -> str:
-    """``engine`` or ``bots`` by package; everything else is the ``rooms`` group."""
-    for name in ("engine", "bots"):
+    """``engine``, ``bots`` or ``cluster`` by package; everything else is the ``rooms`` group."""
+    for name in ("engine", "bots", "cluster"):
         if mutant.path.startswith(f"server/{name}/"):
             return name
     return "rooms"
@@ -876,7 +920,7 @@ def group(mutant: Mutant) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", choices=["engine", "bots", "rooms"])
+    ap.add_argument("--only", choices=["engine", "bots", "rooms", "cluster"])
     ap.add_argument("--name", default="", help="run the mutants whose name contains this")
     ap.add_argument("--start", type=int, default=0, help="skip the first N chosen mutants")
     ap.add_argument("--timeout", type=float, default=600)

@@ -4,11 +4,16 @@ On the owner, a socket of another process is a ``RemoteConnection``: to the
 room it is one more listener of a seat (its own view only, the same bounded
 queue, frames made by the same presenter), whose writer publishes each frame
 to that process instead of writing a socket.  Its client frames arrive
-verbatim and go through ``presenter.read`` on the owner too.
+verbatim and are read on the owner again, by the same ``table.read_frame``.
 
-On the other process, a ``Forwarder`` holds its sockets of the table.  It
-watches the table's lease: when the owner changes it attaches every socket to
-the new one (each gets a full state, as after a reconnect), and when nobody
+On the other process, a ``Forwarder`` holds its sockets of the table: to
+the session it is a ``TableHandle`` like a local room.  It reads each client
+frame here first, exactly as a local one (``table.read_frame``: a refused
+frame, invalid UTF-8 included, is answered here and never crosses), and sends
+the owner only the requests, verbatim.
+
+It watches the table's lease: when the owner changes it attaches every socket
+to the new one (each gets a full state, as after a reconnect), and when nobody
 holds the table it takes the table itself and hands its sockets to the new
 local room without closing them.  Frames from an owner whose fencing number is
 not the current one are dropped.
@@ -31,12 +36,12 @@ from server.engine import EngineError
 from server.protocol import CloseCode
 from server.rooms.room import Room, RoomClosed
 from server.rooms.seating import SeatError
-from server.rooms.seats import SPECTATOR
 from server.rooms.store import Holder, StoreError
 from server.rooms.tasks import background
 from server.rooms.updates import Closing
 
 from .bus import Bus, ToOwner, ToProcess
+from .table import LocalTable, read_frame
 
 __all__ = ["Forwarder", "RemoteConnection"]
 
@@ -142,7 +147,8 @@ class Forwarder:
         self._ids: dict[int, int] = {}  # id(Connection) -> conn id
         self._seen: dict[int, int] = {}  # conn id -> last version it was sent
         self._fence: int | None = None
-        self._room: Room | None = None
+        # Set once this process took the table: its sockets are the local room's now.
+        self._here: LocalTable | None = None
         self._version = 0
         # Client frames that arrived while no owner was known, in order.
         self._held: list[tuple[Connection, str]] = []
@@ -156,19 +162,19 @@ class Forwarder:
     @property
     def version(self) -> int:
         """The table's version as last heard from its owner (or the local room's)."""
-        return self._room.version if self._room is not None else self._version
+        return self._here.version if self._here is not None else self._version
 
     @property
     def sockets(self) -> int:
         """How many of this process's sockets sit at the table."""
         return len(self._conns)
 
-    # --- the socket handler's side (the same calls as a Room) --------------------
+    # --- the session's side (a ``TableHandle``) -----------------------------------
 
     async def attach(self, conn: Connection, token_hash: str | None = None) -> None:
         """Seat ``conn`` through the owner (or the room, once it is local); like ``Room``."""
-        if self._room is not None:
-            await self._room.attach(conn, token_hash)
+        if self._here is not None:
+            await self._here.attach(conn, token_hash)
             return
         if self.closed:
             raise RoomClosed(self.id)
@@ -184,35 +190,35 @@ class Forwarder:
 
     def detach(self, conn: Connection) -> None:
         """Unseat ``conn``; the forwarder closes once it holds no socket."""
-        if self._room is not None:
-            self._room.detach(conn)
+        if self._here is not None:
+            self._here.detach(conn)
         conn_id = self._ids.pop(id(conn), None)
         if conn_id is None:
             return
         del self._conns[conn_id]
         self._seen.pop(conn_id, None)
         self._tokens.pop(conn_id, None)
-        if self._fence is not None and self._room is None:
+        if self._fence is not None and self._here is None:
             self._post("detach", conn=conn_id)
-        if not self._conns and self._room is None:
+        if not self._conns and self._here is None:
             self._close()
 
-    def forward(self, conn: Connection, raw: str | bytes) -> None:
-        """Hand a client frame (already read once here) to the owner, verbatim."""
-        text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
-        if self._room is not None:
-            if conn.seat == SPECTATOR:
-                conn.push_frame(
-                    presenter.read_watching(text, self._max_frame_bytes, version=self.version)
-                )
-                return
-            inbound = presenter.read(
-                text, self._max_frame_bytes, seat=conn.seat, version=self.version
-            )
-            if isinstance(inbound, presenter.Answer):
-                conn.push_frame(inbound.frame)
-            else:
-                self._room.submit(conn, inbound.version, inbound.request)
+    def take(self, conn: Connection, frame: str | bytes) -> None:
+        """Read a client frame here; a request goes to the owner (or the local room)."""
+        if self._here is not None:
+            self._here.take(conn, frame)
+            return
+        request = read_frame(conn, frame, self._max_frame_bytes, self.version)
+        if request is None:
+            return
+        # The read above refused anything that is not UTF-8 JSON (``malformed_json``), so
+        # this decodes a valid frame and cannot fail: what crosses is what was read.
+        self._forward(conn, frame if isinstance(frame, str) else frame.decode("utf-8"))
+
+    def _forward(self, conn: Connection, text: str) -> None:
+        """Send a request the owner reads again (its version still decides), verbatim."""
+        if self._here is not None:
+            self._here.take(conn, text)
             return
         conn_id = self._ids.get(id(conn))
         if conn_id is None:
@@ -229,7 +235,7 @@ class Forwarder:
 
     def deliver(self, message: ToProcess) -> None:
         """Hand a frame or close from the current owner to its socket here."""
-        if message.fence != self._fence or self._room is not None:
+        if message.fence != self._fence or self._here is not None:
             return  # from a former owner: fencing says it no longer speaks for the table
         conn = self._conns.get(message.conn)
         if conn is None:
@@ -318,7 +324,7 @@ class Forwarder:
 
     async def _promote(self, room: Room) -> None:
         """This process now owns the table: its sockets move to the local room."""
-        self._room = room
+        self._here = LocalTable(room, self._max_frame_bytes)
         self._fence = None
         conns = [(conn, self._tokens.get(cid) or None) for cid, conn in self._conns.items()]
         log.info("table %s: took over with %d forwarded socket(s)", self.id, len(conns))
@@ -333,7 +339,7 @@ class Forwarder:
         held = self._held
         self._held = []
         for conn, text in held:
-            self.forward(conn, text)
+            self._forward(conn, text)
 
     def _shut_all(self, code: int, reason: str) -> None:
         for conn in list(self._conns.values()):

@@ -1,10 +1,11 @@
 """This process in the cluster: its rooms (``Registry``), its forwarders, its bus.
 
-The socket handler asks ``Node.table`` where a socket of a table attaches: the
-local room (the table is taken if nobody holds it) or a ``Forwarder`` to the
-process that owns it.  As an owner, the node turns the forwarders' messages into
-``RemoteConnection`` listeners of its rooms, reads their frames through the same
-presenter as local ones, and forgets sockets whose process stopped reporting.
+The socket handler asks ``Node.table`` for the ``TableHandle`` a socket of a
+table attaches to: the local room (the table is taken if nobody holds it) or a
+``Forwarder`` to the process that owns it.  As an owner, the node turns the
+forwarders' messages into ``RemoteConnection`` listeners of its rooms, hands
+their frames to the same ``LocalTable.take`` as local ones, and forgets sockets
+whose process stopped reporting.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from server import presenter
 from server.rooms.registry import Registry, RoomSource
 from server.rooms.room import Room
 from server.rooms.seats import SPECTATOR
@@ -22,6 +22,7 @@ from server.rooms.updates import Closing
 
 from .bus import Bus, ToOwner, ToProcess
 from .forward import Forwarder, RemoteConnection, attach_or_refuse
+from .table import LocalTable, TableHandle
 
 __all__ = ["Node"]
 
@@ -111,20 +112,22 @@ class Node:
         """Sockets of this process served by forwarding to another owner."""
         return sum(f.sockets for f in self._forwarders.values())
 
-    async def table(self, table_id: str) -> Room | Forwarder | None:
+    async def table(self, table_id: str) -> TableHandle | None:
         """Where a socket of ``table_id`` attaches: this process's room (loaded, and
         the table taken, if nobody owns it) or a forwarder to the owner; None when
         Redis has no such table."""
         self._start_reaper()
         room = self.registry.live(table_id)
         if room is not None:
-            return room
+            return LocalTable(room, self._max_frame_bytes)
         forwarder = self._forwarders.get(table_id)
         if forwarder is not None and not forwarder.closed:
             return forwarder
         claimed = await self.registry.claim(table_id)
-        if not isinstance(claimed, Holder):
-            return claimed
+        if isinstance(claimed, Room):
+            return LocalTable(claimed, self._max_frame_bytes)
+        if claimed is None:
+            return None
         forwarder = self._forwarders.get(table_id)
         if forwarder is not None and not forwarder.closed:
             return forwarder
@@ -216,7 +219,8 @@ class Node:
                 conn.drop()
         elif conn is not None:
             conn.last_seen = now
-            self._submit_remote(room, conn, message.frame)
+            # Read exactly as a local socket's frame: a forwarding process is no excuse.
+            LocalTable(room, self._max_frame_bytes).take(conn, message.frame)
 
     def _attach_remote(
         self, room: Room, proc: str, conn_id: int, seat: int, token: str | None = None
@@ -237,19 +241,6 @@ class Node:
         conn.start()
 
         background(attach_or_refuse(room, conn, token), f"attach-{room.id}-{conn_id}")
-
-    def _submit_remote(self, room: Room, conn: RemoteConnection, frame: str) -> None:
-        # Read exactly as a local socket's frame: a forwarding process is no excuse.
-        if conn.seat == SPECTATOR:
-            conn.push_frame(
-                presenter.read_watching(frame, self._max_frame_bytes, version=room.version)
-            )
-            return
-        inbound = presenter.read(frame, self._max_frame_bytes, seat=conn.seat, version=room.version)
-        if isinstance(inbound, presenter.Answer):
-            conn.push_frame(inbound.frame)
-        else:
-            room.submit(conn, inbound.version, inbound.request)
 
     # --- shutting down -------------------------------------------------------------
 

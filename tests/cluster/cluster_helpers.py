@@ -6,6 +6,10 @@ behind a round-robin proxy), plays the first hint or passes on its turn, deals
 on and starts new matches, and writes down every state it was told.
 ``check_told_against_log`` then holds the cluster's promise: Redis has every
 action a client was told of, once, in order.
+
+A ``Ghost`` is the test taking part in the cluster's bus as one more process:
+it publishes what a forwarder or an owner would (fencing numbers of its
+choosing) and reads what the real processes publish.
 """
 
 from __future__ import annotations
@@ -14,27 +18,32 @@ import asyncio
 import json
 import socket
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import redis
+import redis.asyncio as aioredis
 import websockets
 from websockets.exceptions import WebSocketException
 
+from server.cluster.bus import ToOwner, ToProcess, process_channel, table_channel
 from server.rooms.log import LogEntry, TableMeta, rebuild
 
 __all__ = [
     "GUARD_SECONDS",
     "REPO_ROOT",
+    "Ghost",
     "Player",
     "check_told_against_log",
     "create_table",
+    "fence_of",
     "free_port",
     "health",
     "log_of",
     "owner_of",
+    "until",
     "wait_for_version",
 ]
 
@@ -82,6 +91,23 @@ def owner_of(client: SyncRedis, table: str) -> str | None:
     """The process id holding the table's lease (None when nobody does)."""
     raw = client.get(f"pdk:{{{table}}}:lease")
     return None if raw is None else raw.decode().partition(" ")[2]
+
+
+def fence_of(client: SyncRedis, table: str) -> int | None:
+    """The fencing number of the table's live lease (None when nobody holds it)."""
+    raw = client.get(f"pdk:{{{table}}}:lease")
+    return None if raw is None else int(raw.decode().partition(" ")[0])
+
+
+async def until(check: Callable[[], bool], what: str) -> None:
+    """Wait until ``check()`` holds: asked every 50 ms, in a thread (it may block on
+    Redis or HTTP), for at most ``GUARD_SECONDS``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + GUARD_SECONDS
+    while not await asyncio.to_thread(check):
+        if loop.time() > deadline:
+            raise AssertionError(f"not in time: {what}")
+        await asyncio.sleep(0.05)
 
 
 async def wait_for_version(client: SyncRedis, table: str, at_least: int) -> int:
@@ -208,3 +234,69 @@ def check_told_against_log(
                 assert entry == expected, f"told {event} at {version}, log has {entry}"
                 checked += 1
     return checked
+
+
+class Ghost:
+    """The test as process ``proc`` on the cluster's bus: it hears its own channel
+    (what owners send to its sockets) and the owner channels of ``tables`` (what
+    forwarders send), and publishes with any fencing number it likes."""
+
+    def __init__(self, redis_url: str, proc: str = "ghost", tables: Sequence[str] = ()) -> None:
+        self.proc = proc
+        self._client = aioredis.Redis.from_url(redis_url)
+        self._pubsub = self._client.pubsub()
+        self._channels = [process_channel(proc), *(table_channel(t) for t in tables)]
+
+    async def __aenter__(self) -> Ghost:
+        await self._pubsub.subscribe(*self._channels)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+        await self._client.aclose()
+
+    async def to_owner(self, table: str, fence: int, kind: str, **fields: Any) -> None:
+        """Publish what a forwarder on this ghost process would send the table's owner."""
+        message = ToOwner(kind=kind, fence=fence, proc=self.proc, **fields)  # type: ignore[arg-type]
+        await self._client.publish(table_channel(table), msgspec.json.encode(message))
+
+    async def submit(self, table: str, fence: int, conn: int, seat: int, frame: Any) -> None:
+        """A client frame of this ghost's socket ``conn``, forwarded under ``fence``."""
+        text = json.dumps(frame)
+        await self.to_owner(table, fence, "submit", conn=conn, seat=seat, frame=text)
+
+    async def to_process(self, proc: str, message: ToProcess) -> None:
+        """Publish what an owner would send process ``proc``."""
+        await self._client.publish(process_channel(proc), msgspec.json.encode(message))
+
+    async def heard_by_owner(self) -> ToOwner:
+        """The next message a forwarder sent to one of ``tables``' owners."""
+        while True:
+            channel, data = await self._next()
+            if channel != process_channel(self.proc):
+                return msgspec.json.decode(data, type=ToOwner)
+
+    async def frame(self, *kinds: str) -> dict[str, Any]:
+        """The next frame an owner sent one of this ghost's sockets whose type is one
+        of ``kinds`` (any type if none is given)."""
+        while True:
+            channel, data = await self._next()
+            if channel != process_channel(self.proc):
+                continue
+            message = msgspec.json.decode(data, type=ToProcess)
+            if message.frame is None:
+                continue
+            frame: dict[str, Any] = json.loads(message.frame)
+            if not kinds or frame["type"] in kinds:
+                return frame
+
+    async def _next(self) -> tuple[str, bytes]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + GUARD_SECONDS
+        while True:
+            left = deadline - loop.time()
+            assert left > 0, "nothing on the bus in time"
+            message = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=left)
+            if message is not None and message["type"] == "message":
+                channel = message["channel"]
+                return channel.decode() if isinstance(channel, bytes) else channel, message["data"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import redis
 import websockets
@@ -97,4 +97,47 @@ async def next_of(ws: websockets.ClientConnection, kind: str) -> dict[str, objec
     while True:
         frame: dict[str, object] = json.loads(await asyncio.wait_for(ws.recv(), GUARD_SECONDS))
         if frame["type"] == kind:
+            return frame
+
+
+async def test_invalid_utf8_on_a_forwarded_socket_is_refused_there_as_on_a_local_one(
+    server_process: ServerFactory,
+) -> None:
+    owner, other = server_process(), server_process()
+    # Three people and no bot: nothing moves unless someone does.
+    table = create_table(owner.url, humans=3, bots=[])
+    tid, tokens = table["table"], [s["token"] for s in table["seats"]]
+    async with (
+        websockets.connect(owner.ws_url) as local,
+        websockets.connect(other.ws_url) as remote,
+    ):
+        await local.send(json.dumps({"type": "join", "table": tid, "token": tokens[0]}))
+        await next_of(local, "state")
+        await remote.send(json.dumps({"type": "join", "table": tid, "token": tokens[1]}))
+        state = await next_of(remote, "state")
+        version, names = state["version"], names_in(state)
+        assert health(other.url)["sockets_forwarded"] == 1
+        bad = b'{"type":"rename","version":%d,"name":"Bad\xffName"}' % version
+        for ws in (local, remote):
+            # As a text frame (the transport hands it over as bytes) and as a binary one.
+            for text in (True, False):
+                await ws.send(bad, text=text)
+                error = await error_or_renamed(ws, names)
+                assert error.get("code") == "malformed_json", error
+        # A valid frame sent as bytes still crosses: the owner renames seat 1.
+        await remote.send(b'{"type":"rename","version":%d,"name":"Bo"}' % version, text=False)
+        renamed = await error_or_renamed(remote, names)
+        assert names_in(renamed)[1] == "Bo", renamed
+
+
+def names_in(state: dict[str, Any]) -> list[str]:
+    return [seat["name"] for seat in state["table"]["seats"]]
+
+
+async def error_or_renamed(ws: websockets.ClientConnection, names: list[str]) -> dict[str, Any]:
+    """The next error, or the next state whose seat names are not ``names`` (a rename the
+    owner accepted); nothing else happens at a table nobody plays at."""
+    while True:
+        frame: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), GUARD_SECONDS))
+        if frame["type"] == "error" or (frame["type"] == "state" and names_in(frame) != names):
             return frame

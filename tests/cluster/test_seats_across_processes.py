@@ -18,11 +18,6 @@ if TYPE_CHECKING:
 FIXED_SEEDS = ["--allow-fixed-seeds", "yes"]
 
 
-# Frames are stamped when made and timed here when read: a fresh clock would be a whole
-# restart (seconds) off, so a second of slack cannot hide one.
-SLACK_MS = 1000
-
-
 async def next_of(ws: websockets.ClientConnection, kind: str) -> dict[str, Any]:
     while True:
         frame: dict[str, Any] = json.loads(await asyncio.wait_for(ws.recv(), GUARD_SECONDS))
@@ -110,18 +105,18 @@ async def test_the_turn_clock_runs_on_when_another_process_takes_the_table_over(
         clock = frame["table"]["clock"]
         assert clock is not None
         assert clock["seat"] == 1
-        seen_at = time.monotonic()
         assert owner_of(sync_redis, tid) == health(owner.url)["process"]
 
+        killed_ms = time.time() * 1000
         owner.kill()  # SIGKILL: its lease runs out and the other process takes over
         taken = await state_where(friend, lambda f: f["table"]["clock"] is not None)
         assert owner_of(sync_redis, tid) == health(other.url)["process"]
         again = taken["table"]["clock"]
         assert again["deadline"] == clock["deadline"]
-        assert (
-            again["remaining_ms"]
-            <= clock["remaining_ms"] - (time.monotonic() - seen_at) * 1000 + SLACK_MS
-        )
+        # The new owner made this frame after the kill, so the clock it shows ran on
+        # through the takeover (whatever the machine's load): at most what was left then,
+        # give or take the rounding of deadline and remainder to whole milliseconds.
+        assert again["remaining_ms"] <= clock["deadline"] - killed_ms + 1
         # Nobody moves: at the stored deadline the new owner's stand-in plays seat 1.
         stood_in = await state_where(friend, lambda f: f["view"]["moves"])
         assert stood_in["view"]["moves"][0]["seat"] == 1

@@ -107,10 +107,13 @@ def test_ping_is_answered_with_pong_without_the_room() -> None:
         ('{"type":"bot_speed","version":1,"ms":5001}', "invalid_message"),
         ('{"type":"ping"}' + " " * MAX, "frame_too_large"),
         ('{"type":"join","table":"Table0001","token":"t"}', "already_joined"),
+        # Invalid UTF-8 (the transport hands such a text frame over as bytes): a forwarder
+        # relies on this refusal to send the owner only text it could read.
+        (b'{"type":"rename","version":1,"name":"B\xffd"}', "malformed_json"),
     ],
 )
 def test_each_refusal_of_a_joined_socket_answers_it_alone_with_the_tables_version(
-    raw: str, code: str
+    raw: str | bytes, code: str
 ) -> None:
     inbound = presenter.read(raw, MAX, seat=0, version=12)
     assert isinstance(inbound, Answer)
