@@ -471,10 +471,12 @@ MUTANTS = [
     ),
     Mutant(
         "refused-action-stored",
-        "server/rooms/room.py",
-        '                    log.error("table %s: bot action refused: %r", self.id, exc)\n'
-        "                return False",
-        '                    log.error("table %s: bot action refused: %r", self.id, exc)',
+        "server/rooms/commit.py",
+        "    events = engine.apply(state, entry)\n",
+        "    try:\n"
+        "        events = engine.apply(state, entry)\n"
+        "    except engine.EngineError:\n"
+        "        events = []\n",
         ROOMS_TESTS,
     ),
     Mutant(
@@ -551,14 +553,14 @@ MUTANTS = [
     ),
     Mutant(
         "bot-plays-after-deal-end",
-        "server/rooms/room.py",
+        "server/rooms/bot_turns.py",
         "        if deal.result is not None or bot is None:\n            return\n",
         "        if bot is None:\n            return\n",
         ROOMS_TESTS,
     ),
     Mutant(
         "instant-bot-plays-after-deal-end",
-        "server/rooms/room.py",
+        "server/rooms/bot_turns.py",
         "        if deal.result is not None or bot is None:\n            return None\n",
         "        if bot is None:\n            return None\n",
         ROOMS_TESTS,
@@ -566,15 +568,15 @@ MUTANTS = [
     Mutant(
         "bot-speed-not-applied",
         "server/rooms/room.py",
-        "            self._bot_speed_ms = ms\n",
+        "            self._bots.set_speed(ms)\n",
         "            pass\n",
         ROOMS_TESTS,
     ),
     Mutant(
         "new-match-same-deals",
-        "server/rooms/room.py",
-        "match_seed(self.meta.seed, self._match_no + 1, self.meta.secret)",
-        "match_seed(self.meta.seed, self._match_no, self.meta.secret)",
+        "server/rooms/commit.py",
+        "match_seed(meta.seed, match_no + 1, meta.secret)",
+        "match_seed(meta.seed, match_no, meta.secret)",
         ROOMS_TESTS,
     ),
     Mutant(
@@ -586,25 +588,23 @@ MUTANTS = [
     ),
     Mutant(
         "bot-seed-ignores-version",
-        "server/rooms/room.py",
-        "        seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)\n"
-        "        action",
-        "        seed = bot_seed(self.meta.seed, bot.seat, 0, self.meta.secret)\n        action",
+        "server/rooms/bot_turns.py",
+        "bot_view(state, bot.seat), bot_seed(meta, bot.seat, version), version)",
+        "bot_view(state, bot.seat), bot_seed(meta, bot.seat, 0), version)",
         ROOMS_TESTS,
     ),
     Mutant(
         "instant-bot-seed-ignores-version",
-        "server/rooms/room.py",
-        "        seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)\n"
-        "        return",
-        "        seed = bot_seed(self.meta.seed, bot.seat, 0, self.meta.secret)\n        return",
+        "server/rooms/bot_turns.py",
+        "        seed = bot_seed(meta, bot.seat, version)\n        return",
+        "        seed = bot_seed(meta, bot.seat, 0)\n        return",
         ROOMS_TESTS,
     ),
     Mutant(
         "instant-bots-written-one-by-one",
-        "server/rooms/room.py",
-        "        if isinstance(entry, Play | Pass | NextDeal):\n            meta = self._answer",
-        "        if False:\n            meta = self._answer",
+        "server/rooms/commit.py",
+        "    after = answer_at_once(entries, events, after, state, version, now, bots)\n",
+        "",
         ROOMS_TESTS,
     ),
     # -- rooms: log, store, tables, tokens --

@@ -30,7 +30,7 @@ __all__ = [
     "DEFAULT_IDLE_SECONDS",
     "DEFAULT_LEASE_SECONDS",
     "Registry",
-    "RoomSource",
+    "RoomHooks",
     "TableBusy",
     "process_id",
 ]
@@ -64,8 +64,9 @@ async def _nothing(room: Room) -> None:
 
 
 @dataclass
-class RoomSource:
-    """Who else must hear of the rooms' lives (the cluster node: its bus subscriptions).
+class RoomHooks:
+    """Callbacks the registry runs as its rooms load and close (the cluster node's: its
+    bus subscriptions).  Not a source of rooms: the registry is.
 
     ``on_loaded`` runs before a new room is handed out; ``on_closed`` when it closed.
     """
@@ -104,7 +105,7 @@ class Registry:
         self._renewal_groups: list[dict[str, Room]] = [{} for _ in range(RENEWAL_GROUPS)]
         self._loading: dict[str, asyncio.Task[Room | Holder | None]] = {}
         self._keeper: asyncio.Task[None] | None = None
-        self.sources: list[RoomSource] = []
+        self.hooks: list[RoomHooks] = []
         self.draining = False
 
     def live(self, table_id: str) -> Room | None:
@@ -173,8 +174,8 @@ class Registry:
             max_spectators=self._max_spectators,
             on_closed=self._forget,
         )
-        for source in self.sources:
-            await source.on_loaded(room)
+        for hooks in self.hooks:
+            await hooks.on_loaded(room)
         self._rooms[table_id] = room
         min(self._renewal_groups, key=len)[table_id] = room
         room.start()
@@ -187,8 +188,8 @@ class Registry:
         for group in self._renewal_groups:
             if group.get(room.id) is room:
                 del group[room.id]
-        for source in self.sources:
-            source.on_closed(room)
+        for hooks in self.hooks:
+            hooks.on_closed(room)
         background(self._store.release(room.lease), f"release-{room.id}")
 
     # --- leases ----------------------------------------------------------------

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 
 import msgspec
+import redis.asyncio as aioredis
 
 from server import engine
 from server.connection import Connection
@@ -21,6 +22,7 @@ __all__ = [
     "log_of",
     "new_table",
     "seed_where_leader_is",
+    "take_over",
 ]
 
 # The expiry the rooms tests' store gives tables.
@@ -54,6 +56,22 @@ async def lease_of(store: TableStore, table_id: str, owner: str = "test-writer")
     lease = await store.acquire(table_id, owner, 60_000)
     assert isinstance(lease, Lease), lease
     return lease
+
+
+# The fence goes up and the lease changes hands in one script: nothing (the owner's
+# lease keeper renewing) can slip in between, as it could between a DEL and an acquire.
+_TAKE_OVER = """
+local fence = redis.call('INCR', KEYS[1])
+redis.call('SET', KEYS[2], fence .. ' ' .. ARGV[1], 'PX', 60000)
+return fence
+"""
+
+
+async def take_over(redis: aioredis.Redis, table_id: str, owner: str = "successor") -> Lease:
+    """As if the table's owner had stalled past its lease and ``owner`` had taken it."""
+    keys = [f"pdk:{{{table_id}}}:fence", f"pdk:{{{table_id}}}:lease"]
+    fence = await redis.eval(_TAKE_OVER, 2, *keys, owner)  # type: ignore[misc]
+    return Lease(table_id, owner, int(fence))
 
 
 class Socket:

@@ -9,7 +9,15 @@ from typing import Any
 import msgspec
 import pytest
 import redis.asyncio as aioredis
-from room_helpers import GUARD_SECONDS, Socket, lease_of, log_of, new_table, seed_where_leader_is
+from room_helpers import (
+    GUARD_SECONDS,
+    Socket,
+    lease_of,
+    log_of,
+    new_table,
+    seed_where_leader_is,
+    take_over,
+)
 
 from server import engine
 from server.engine import NextDeal, Pass, Play
@@ -338,8 +346,7 @@ async def test_an_owner_whose_lease_was_taken_over_writes_nothing_and_closes(
     sock = await seated(room, 0)
     hints = view(await sock.next("state"))["hints"]
     # As if this process had stalled past its lease: it expires, another one takes over.
-    await redis_client.delete(f"pdk:{{{meta.id}}}:lease")
-    successor = await lease_of(store, meta.id, "successor")
+    successor = await take_over(redis_client, meta.id)
     assert successor.fence == room.lease.fence + 1
     room.submit(sock.conn, 0, Play(seat=0, cards=hints[0]))
     await asyncio.wait_for(room.wait_closed(), GUARD_SECONDS)
