@@ -24,7 +24,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from redis.asyncio.connection import Connection
 from redis.credentials import UsernamePasswordCredentialProvider
-from redis.exceptions import AuthenticationError, ConnectionError, ReadOnlyError, ResponseError
+from redis.exceptions import (
+    AuthenticationError,
+    ConnectionError,
+    ReadOnlyError,
+    RedisError,
+    ResponseError,
+)
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from room_helpers import GUARD_SECONDS, lease_of, log_of, new_table
 
@@ -187,17 +193,28 @@ async def test_calls_are_answered_in_order_and_an_error_reply_fails_only_its_own
 ) -> None:
     echo, refuse = redis_client.register_script(ECHO), redis_client.register_script(REFUSE)
     # What redis-py raises for the same replies: the group commit raises the same.
+    messages = [
+        "READONLY not here",
+        "a plain refusal",
+        "OOM no room",
+        "LOADING wait",
+        "NOPERM not yours",
+        "WRONGPASS who",
+        "ERR invalid password",
+        "ERR max number of clients reached",
+        "ERR any other",
+    ]
     expected: dict[str, Exception] = {}
-    for message in ("READONLY not here", "a plain refusal"):
-        with pytest.raises(ResponseError) as raised:
+    for message in messages:
+        with pytest.raises(RedisError) as raised:
             await refuse(keys=[], args=[message])
         expected[message] = raised.value
     assert isinstance(expected["READONLY not here"], ReadOnlyError)
+    assert type(expected["ERR any other"]) is ResponseError
     assert await echo(keys=[], args=["loaded"]) == b"loaded"
-    messages = ["READONLY not here", "a plain refusal"]
     async with group_commit_on(aioredis.from_url(_url_of(redis_client))) as group:
         calls = [
-            group.submit(refuse, [], [messages[i % 2]])
+            group.submit(refuse, [], [messages[i % len(messages)]])
             if i % 7 == 3
             else group.submit(echo, [], [i])
             for i in range(700)
@@ -206,7 +223,7 @@ async def test_calls_are_answered_in_order_and_an_error_reply_fails_only_its_own
     assert group.pipelines == 3  # 700 calls, at most MAX_BATCH a write
     for i, (call, result) in enumerate(zip(calls, results, strict=True)):
         if i % 7 == 3:
-            want, got = expected[messages[i % 2]], call.exception()
+            want, got = expected[messages[i % len(messages)]], call.exception()
             assert type(got) is type(want)
             assert str(got) == str(want)
         else:
