@@ -607,6 +607,20 @@ MUTANTS = [
         "",
         ROOMS_TESTS,
     ),
+    Mutant(
+        "bot-speed-change-restarts-pause",
+        "server/rooms/bot_turns.py",
+        "                await waiter\n",
+        "                await waiter\n                started = self._clock.now()\n",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "bot-speed-from-any-seat",
+        "server/rooms/seat_requests.py",
+        "    if actor != HOST_SEAT:\n",
+        "    if False:\n",
+        ROOMS_TESTS,
+    ),
     # -- rooms: log, store, tables, tokens --
     Mutant(
         "rebuild-ignores-bot-speed",

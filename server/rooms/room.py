@@ -414,9 +414,14 @@ class Room:
         metrics.observe_action_latency(time.perf_counter() - command.received)
 
     async def _set_bot_speed(self, listener: Listener, ms: int) -> None:
-        """A table setting, kept in the meta: changing it never grows the log."""
-        if ms != self._bot_speed_ms:
+        """A table setting, kept in the meta: changing it never grows the log, never
+        restarts a bot's pause under way nor its search (``BotTurns.set_speed``)."""
+        try:
             meta = with_bot_speed(self.meta, listener.seat, ms, self._version)
+        except SeatError as exc:
+            self._refuse(listener, exc)
+            return
+        if ms != self._bot_speed_ms:
             await self._store.save_meta(self.lease, self._version, meta)
             self.meta = meta
             self._bots.set_speed(ms)

@@ -19,6 +19,9 @@ import msgspec
 from .commands import Back, InviteSeat, MakeBot, OpenSeat, SeatRequest
 from .log import TableMeta
 from .seating import (
+    HOST_SEAT,
+    SeatError,
+    SeatReason,
     hand_back,
     make_bot,
     open_seat,
@@ -61,7 +64,9 @@ def seat_change(
 
 def with_bot_speed(meta: TableMeta, actor: int, ms: int, version: int) -> TableMeta:
     """The meta with the bots' pause set to ``ms`` from ``version`` on, asked by seat
-    ``actor``."""
+    ``actor``: the host's setting alone, since it changes the table for everyone."""
+    if actor != HOST_SEAT:
+        raise SeatError(SeatReason.NOT_HOST, "only the host sets the bots' speed")
     return msgspec.structs.replace(meta, bot_speed_ms=ms, bot_speed_from=version)
 
 

@@ -212,7 +212,7 @@ async def test_an_action_made_one_version_ago_is_refused_as_stale_and_changes_no
     assert (await follower.next("state"))["version"] == 2
 
 
-async def test_bot_speed_changed_mid_turn_by_any_human_is_stored_and_shown_to_all(
+async def test_bot_speed_changed_mid_turn_by_the_host_is_stored_and_shown_to_all(
     store: TableStore, registry: Registry
 ) -> None:
     meta, _ = await new_table(
@@ -222,7 +222,7 @@ async def test_bot_speed_changed_mid_turn_by_any_human_is_stored_and_shown_to_al
     (first, shown_first), (second, shown_second) = await seat_all(room, [0, 1])
     for frame in (shown_first, shown_second):
         assert (view(frame)["turn"], frame["table"]["bot_speed_ms"]) == (2, 5000)
-    room.submit(second.conn, 0, BotSpeed(ms=0, seat=1))
+    room.submit(first.conn, 0, BotSpeed(ms=0, seat=0))
     for sock in (first, second):
         frame = await sock.next("state")
         # A table setting: shown to all at once, and the version (the log) does not move.
