@@ -621,6 +621,13 @@ MUTANTS = [
         "    if False:\n",
         ROOMS_TESTS,
     ),
+    Mutant(
+        "told-without-checking-the-lease",
+        "server/rooms/room.py",
+        "                await self._hold_lease()\n",
+        "",
+        ROOMS_TESTS,
+    ),
     # -- rooms: log, store, tables, tokens --
     Mutant(
         "rebuild-ignores-bot-speed",

@@ -19,7 +19,7 @@ import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from .clock import WallClock
+from .clock import MonotonicClock, WallClock, sleep_until
 from .log import rebuild
 from .room import DEFAULT_MAX_SPECTATORS, Room
 from .store import Holder, Lease, LeaseLost, StoreError, TableStore
@@ -93,12 +93,17 @@ class Registry:
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         clock: WallClock | None = None,
         max_spectators: int = DEFAULT_MAX_SPECTATORS,
+        lease_clock: WallClock | None = None,
     ) -> None:
         self._store = store
         self._idle_seconds = idle_seconds
         self.proc = proc or process_id()
         self._lease_ms = max(1, round(lease_seconds * 1000))
+        self._lease_seconds = self._lease_ms / 1000
         self._clock = clock
+        # The leases' time: when to renew, and until when a room's lease is surely held
+        # (monotonic unless a test injects one).
+        self._lease_clock: WallClock = lease_clock or MonotonicClock()
         self._max_spectators = max_spectators
         self._rooms: dict[str, Room] = {}
         # The same rooms, in RENEWAL_GROUPS groups of (nearly) equal size.
@@ -149,16 +154,17 @@ class Registry:
         return await asyncio.shield(task)
 
     async def _claim(self, table_id: str) -> Room | Holder | None:
+        asked = self._lease_clock.now()
         got = await self._store.acquire(table_id, self.proc, self._lease_ms)
         if not isinstance(got, Lease):
             return got
         try:
-            return await self._load(got)
+            return await self._load(got, asked + self._lease_seconds)
         except BaseException:
             background(self._store.release(got), f"release-{table_id}")
             raise
 
-    async def _load(self, lease: Lease) -> Room | None:
+    async def _load(self, lease: Lease, lease_until: float) -> Room | None:
         table_id = lease.table_id
         loaded = await self._store.load(table_id)
         if loaded is None:
@@ -172,6 +178,9 @@ class Registry:
             idle_seconds=self._idle_seconds,
             clock=self._clock,
             max_spectators=self._max_spectators,
+            lease_clock=self._lease_clock,
+            lease_seconds=self._lease_seconds,
+            lease_until=lease_until,
             on_closed=self._forget,
         )
         for hooks in self.hooks:
@@ -203,17 +212,20 @@ class Registry:
         # third of its lease: a slow reply holds up the groups after it only until
         # it comes, and the schedule does not slip by it.
         step = self._lease_ms / 3000 / RENEWAL_GROUPS
-        loop = asyncio.get_running_loop()
-        due = loop.time()
+        clock = self._lease_clock
+        due = clock.now()
         for group in itertools.cycle(self._renewal_groups):
             due += step
-            await asyncio.sleep(max(0.0, due - loop.time()))
+            await sleep_until(clock, due)
             rooms = [r for r in group.values() if not r.closed]
             if not rooms:
                 continue
+            sent = clock.now()
             results = await self._store.renew_all([r.lease for r in rooms], self._lease_ms)
             for room, result in zip(rooms, results, strict=True):
-                if isinstance(result, LeaseLost):
+                if result is None:
+                    room.lease_renewed(sent + self._lease_seconds)
+                elif isinstance(result, LeaseLost):
                     log.warning("table %s: taken over by another process; closing", room.id)
                     background(room.stop(Closing.TABLE_UNAVAILABLE), f"stop-{room.id}")
                 elif isinstance(result, Exception):

@@ -115,6 +115,9 @@ class Room:
         "_idle_seconds",
         "_idle_timer",
         "_inbox",
+        "_lease_clock",
+        "_lease_seconds",
+        "_lease_until",
         "_match_no",
         "_on_closed",
         "_standin",
@@ -140,6 +143,9 @@ class Room:
         on_closed: Callable[[Room], None],
         clock: WallClock | None = None,
         max_spectators: int = DEFAULT_MAX_SPECTATORS,
+        lease_clock: WallClock,
+        lease_seconds: float,
+        lease_until: float,
     ) -> None:
         self.id = meta.id
         self.meta = meta
@@ -151,6 +157,11 @@ class Room:
         # Every write goes through this lease: once another process has taken the
         # table, the store refuses it (LeaseLost) and the room closes.
         self.lease = lease
+        self._lease_clock = lease_clock
+        self._lease_seconds = lease_seconds
+        # Until when (``lease_clock``) the lease is surely still ours: the registry moves it
+        # on with each renewal (``lease_renewed``).
+        self._lease_until = lease_until
         self._idle_seconds = idle_seconds
         self._on_closed = on_closed
         self._clock: WallClock = clock or SystemClock()
@@ -218,6 +229,11 @@ class Room:
         else:
             self._inbox.put_nowait(Submit(listener, version, request))
 
+    def lease_renewed(self, until: float) -> None:
+        """The lease is surely held until ``until`` (the lease clock): a renewal sent that
+        long before it ends succeeded."""
+        self._lease_until = max(self._lease_until, until)
+
     async def wait_closed(self) -> None:
         """Return once the actor has stopped."""
         if self._task is not None:
@@ -251,6 +267,7 @@ class Room:
                         why = Closing.IDLE
                         break
                     continue
+                await self._hold_lease()
                 await self._handle(command)
         except (StoreError, RedisError, OSError) as exc:
             log.warning("table %s: %s; closing the room", self.id, exc)
@@ -259,6 +276,21 @@ class Room:
             log.exception("table %s: room failed", self.id)
         finally:
             self._close(why)
+
+    async def _hold_lease(self) -> None:
+        """Make sure the lease is ours before handling anything that may tell a socket.
+
+        A write checks the lease itself, but a join, a leave or a resync tells the
+        sockets without writing: a process that stalled past its lease (SIGSTOP, a
+        swapped-out host) would wake up and send them states of a table another
+        process has moved on since.  Once the lease may have run out, the room
+        renews it before going on; ``LeaseLost`` closes the room instead.
+        """
+        if self._lease_clock.now() < self._lease_until:
+            return
+        sent = self._lease_clock.now()
+        await self._store.renew(self.lease, round(self._lease_seconds * 1000))
+        self._lease_until = sent + self._lease_seconds
 
     def _close(self, why: Closing) -> None:
         self.closed = True

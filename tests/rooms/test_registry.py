@@ -8,9 +8,19 @@ from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
-from room_helpers import STORE_TTL_SECONDS, new_table, seed_where_leader_is
+from room_helpers import (
+    GUARD_SECONDS,
+    STORE_TTL_SECONDS,
+    FakeClock,
+    Socket,
+    new_table,
+    seed_where_leader_is,
+    take_over,
+)
 
+from server.protocol import CloseCode
 from server.rooms.registry import RENEWAL_GROUPS, Registry, TableBusy
+from server.rooms.room import Room
 from server.rooms.store import Holder, Lease, TableStore
 
 # Short, so that a test sees many thirds of it go by.
@@ -100,3 +110,57 @@ async def test_a_closed_room_is_renewed_no_more_and_leaves_its_renewal_group(
     assert await logged_store.holder(first) is None
     # Nothing of it is kept: a process that has run many tables holds only its live ones.
     assert [t for group in registry._renewal_groups for t in group] == [second]
+
+
+@pytest.fixture
+def lease_clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def stalling(store: TableStore, lease_clock: FakeClock) -> AsyncIterator[Registry]:
+    """A registry whose leases run on ``lease_clock``: moving ``lease_clock.t`` by hand,
+    without firing its timers, is a stall that no renewal has caught up with yet."""
+    reg = Registry(store, idle_seconds=60, lease_seconds=3, lease_clock=lease_clock)
+    yield reg
+    await reg.close()
+
+
+async def host_and_friend(registry: Registry, table_id: str) -> tuple[Room, Socket, Socket]:
+    room = await registry.room(table_id)
+    assert room is not None
+    host, friend = Socket(0), Socket(1)
+    await room.attach(host.conn)
+    await room.attach(friend.conn)
+    await host.state_where(lambda f: f["table"]["seats"][1]["connected"])
+    assert host.frames.empty()
+    return room, host, friend
+
+
+async def test_an_owner_waking_up_after_a_takeover_tells_its_sockets_nothing_and_closes(
+    store: TableStore, redis_client: aioredis.Redis, stalling: Registry, lease_clock: FakeClock
+) -> None:
+    (table_id,) = await quiet_tables(store, 1)
+    room, host, friend = await host_and_friend(stalling, table_id)
+    # The process stalls past its lease (SIGSTOP) and another one takes the table over.
+    await take_over(redis_client, table_id)
+    lease_clock.t += 4
+    # Waking up, the friend's socket has gone: a leave writes nothing, yet is told to
+    # every socket; that must not happen with the lease lost.
+    room.detach(friend.conn)
+    await asyncio.wait_for(room.wait_closed(), GUARD_SECONDS)
+    assert host.frames.empty()
+    assert host.conn.close_code == CloseCode.TABLE_UNAVAILABLE
+
+
+async def test_an_owner_waking_up_with_its_lease_still_its_own_renews_it_and_goes_on(
+    store: TableStore, stalling: Registry, lease_clock: FakeClock
+) -> None:
+    (table_id,) = await quiet_tables(store, 1)
+    room, host, friend = await host_and_friend(stalling, table_id)
+    lease_clock.t += 4
+    room.detach(friend.conn)
+    frame = await host.next("state")
+    assert [s["connected"] for s in frame["table"]["seats"]] == [True, False, False]
+    assert await store.holder(table_id) == Holder(stalling.proc, room.lease.fence)
+    assert not room.closed
