@@ -628,6 +628,13 @@ MUTANTS = [
         "",
         ROOMS_TESTS,
     ),
+    Mutant(
+        "newest-socket-of-a-seat-replaced",
+        "server/rooms/audience.py",
+        "            listeners.pop(0).end(Closing.REPLACED)",
+        "            listeners.pop().end(Closing.REPLACED)",
+        ROOMS_TESTS,
+    ),
     # -- rooms: log, store, tables, tokens --
     Mutant(
         "rebuild-ignores-bot-speed",

@@ -19,6 +19,7 @@ import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from .audience import DEFAULT_MAX_SOCKETS_PER_SEAT
 from .clock import MonotonicClock, WallClock, sleep_until
 from .log import rebuild
 from .room import DEFAULT_MAX_SPECTATORS, Room
@@ -93,6 +94,7 @@ class Registry:
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         clock: WallClock | None = None,
         max_spectators: int = DEFAULT_MAX_SPECTATORS,
+        max_sockets_per_seat: int = DEFAULT_MAX_SOCKETS_PER_SEAT,
         lease_clock: WallClock | None = None,
     ) -> None:
         self._store = store
@@ -105,6 +107,7 @@ class Registry:
         # (monotonic unless a test injects one).
         self._lease_clock: WallClock = lease_clock or MonotonicClock()
         self._max_spectators = max_spectators
+        self._max_sockets_per_seat = max_sockets_per_seat
         self._rooms: dict[str, Room] = {}
         # The same rooms, in RENEWAL_GROUPS groups of (nearly) equal size.
         self._renewal_groups: list[dict[str, Room]] = [{} for _ in range(RENEWAL_GROUPS)]
@@ -178,6 +181,7 @@ class Registry:
             idle_seconds=self._idle_seconds,
             clock=self._clock,
             max_spectators=self._max_spectators,
+            max_sockets_per_seat=self._max_sockets_per_seat,
             lease_clock=self._lease_clock,
             lease_seconds=self._lease_seconds,
             lease_until=lease_until,

@@ -37,7 +37,7 @@ from server.engine import EngineError, Event, NextDeal, Pass, Play
 from server.inbox import Inbox
 from server.usage import USAGE
 
-from .audience import Audience, end_all
+from .audience import DEFAULT_MAX_SOCKETS_PER_SEAT, Audience, end_all
 from .bot_turns import BotTurns, bot_view
 from .clock import SystemClock, WallClock
 from .commands import (
@@ -143,6 +143,7 @@ class Room:
         on_closed: Callable[[Room], None],
         clock: WallClock | None = None,
         max_spectators: int = DEFAULT_MAX_SPECTATORS,
+        max_sockets_per_seat: int = DEFAULT_MAX_SOCKETS_PER_SEAT,
         lease_clock: WallClock,
         lease_seconds: float,
         lease_until: float,
@@ -166,7 +167,7 @@ class Room:
         self._on_closed = on_closed
         self._clock: WallClock = clock or SystemClock()
         self._inbox: Inbox[Command] = Inbox()
-        self._audience = Audience(max_spectators)
+        self._audience = Audience(max_spectators, max_sockets_per_seat)
         self._bots = BotTurns(self.id, self._clock, self._post, table.bot_speed_ms)
         self._reseat()
         self._standin = StandIn(self.id, self._clock, self._post, self._audience.humans)
@@ -372,7 +373,7 @@ class Room:
         if seat.kind == "bot":
             self._reseat()
         before = self._connected()
-        self._audience.humans[seat.seat].append(listener)
+        self._audience.seat(listener)
         self._standin.away_since.pop(seat.seat, None)
         return changed or self._connected() != before
 

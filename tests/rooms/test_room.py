@@ -459,6 +459,24 @@ async def test_a_seat_whose_last_socket_leaves_is_shown_disconnected_to_the_othe
     assert [s["connected"] for s in frame["table"]["seats"]] == [True, True, False]
 
 
+async def test_a_fifth_socket_on_a_seat_ends_its_oldest_with_close_4409(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, _ = await new_table(store, seed=seed_where_leader_is(0), humans=3, bots=[])
+    room = await open_room(registry, meta.id)
+    socks = [await seated(room, 0) for _ in range(5)]
+    frame = await socks[-1].next("state")
+    assert frame["table"]["seats"][0]["connected"] is True
+    assert socks[0].conn.close_code == CloseCode.REPLACED
+    assert [s.conn.close_code for s in socks[1:]] == [None] * 4
+    # The four left hear the table move on; the replaced one hears nothing more.
+    room.submit(socks[-1].conn, 0, Play(seat=0, cards=view(frame)["hints"][0]))
+    for sock in socks[1:]:
+        assert (await sock.state_where(lambda f: f["version"] == 1))["version"] == 1
+    while not socks[0].frames.empty():
+        assert socks[0].frames.get_nowait()["version"] == 0
+
+
 def inject(room: Room, command: Command) -> None:
     """Put ``command`` in the room's inbox as a bot task would (bots cannot be told to err)."""
     room._inbox.put_nowait(command)
