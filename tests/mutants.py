@@ -635,6 +635,24 @@ MUTANTS = [
         "            listeners.pop().end(Closing.REPLACED)",
         ROOMS_TESTS,
     ),
+    Mutant(
+        "invite-pushed-before-meta-stored",
+        "server/rooms/room.py",
+        "        await self._save_meta(self._with_clock(meta))\n"
+        "        if issued is not None:\n"
+        "            listener.push(issued)\n",
+        "        if issued is not None:\n"
+        "            listener.push(issued)\n"
+        "        await self._save_meta(self._with_clock(meta))\n",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "registry-lease-in-seconds",
+        "server/rooms/registry.py",
+        "self._lease_ms = max(1, round(lease_seconds * 1000))",
+        "self._lease_ms = max(1, round(lease_seconds))",
+        ROOMS_TESTS,
+    ),
     # -- rooms: log, store, tables, tokens --
     Mutant(
         "rebuild-ignores-bot-speed",
@@ -685,6 +703,20 @@ MUTANTS = [
         "server/rooms/store.py",
         "if redis.call('GET', KEYS[1]) ~= ARGV[1] then",
         "if false then",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "lease-renewed-in-seconds",
+        "server/rooms/store.py",
+        "redis.call('SET', KEYS[2], ARGV[1] .. ' ' .. ARGV[2], 'PX', ARGV[3])",
+        "redis.call('SET', KEYS[2], ARGV[1] .. ' ' .. ARGV[2], 'EX', ARGV[3])",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "lease-taken-in-seconds",
+        "server/rooms/store.py",
+        "redis.call('SET', KEYS[2], fence .. ' ' .. ARGV[1], 'PX', ARGV[2])",
+        "redis.call('SET', KEYS[2], fence .. ' ' .. ARGV[1], 'EX', ARGV[2])",
         ROOMS_TESTS,
     ),
     Mutant(
@@ -813,6 +845,13 @@ MUTANTS = [
         "        if not self.open:\n            return False\n        # Nothing ahead of it",
         "        # Nothing ahead of it",
         WIRE_TESTS,
+    ),
+    Mutant(
+        "gallery-full-closed-4401",
+        "server/presenter.py",
+        "        if error.reason is SeatReason.TOO_MANY_SPECTATORS\n",
+        "        if False\n",
+        ["tests/server/test_seats.py"],
     ),
     # -- rooms group: app --
     Mutant(

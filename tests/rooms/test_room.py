@@ -22,7 +22,7 @@ from room_helpers import (
 from server import engine
 from server.engine import NextDeal, Pass, Play
 from server.protocol import CloseCode
-from server.rooms.commands import AskHint, BotMove, Command
+from server.rooms.commands import AskHint, BotMove, Command, InviteSeat
 from server.rooms.log import BotSpeed, NewMatch, TableMeta, rebuild
 from server.rooms.registry import Registry, TableBusy
 from server.rooms.room import Room
@@ -475,6 +475,32 @@ async def test_a_fifth_socket_on_a_seat_ends_its_oldest_with_close_4409(
         assert (await sock.state_where(lambda f: f["version"] == 1))["version"] == 1
     while not socks[0].frames.empty():
         assert socks[0].frames.get_nowait()["version"] == 0
+
+
+async def test_an_invite_is_handed_out_only_once_its_seat_change_is_stored(
+    store: TableStore, registry: Registry, redis_client: aioredis.Redis
+) -> None:
+    meta, _ = await new_table(store, seed=seed_where_leader_is(0), humans=2, bots=["easy"])
+    room = await open_room(registry, meta.id)
+    host = await seated(room, 0)
+    await host.next("state")
+    before = await store.load_meta(meta.id)
+    # The meta write will be refused (another process took the table): a token handed
+    # out before it would open nothing anywhere.
+    await take_over(redis_client, meta.id)
+    room.submit(host.conn, 0, InviteSeat(seat=1))
+    await asyncio.wait_for(room.wait_closed(), GUARD_SECONDS)
+    assert host.conn.close_code == CloseCode.TABLE_UNAVAILABLE
+    assert [f["type"] for f in drain(host)] == []
+    assert await store.load_meta(meta.id) == before
+
+
+def drain(sock: Socket) -> list[dict[str, Any]]:
+    """The frames ``sock`` has been sent and not yet read."""
+    frames = []
+    while not sock.frames.empty():
+        frames.append(sock.frames.get_nowait())
+    return frames
 
 
 def inject(room: Room, command: Command) -> None:
