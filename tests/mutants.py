@@ -532,7 +532,7 @@ MUTANTS = [
         "refusal-to-everyone",
         "server/rooms/room.py",
         "        listener.push(Refused(version=self._version, error=error))",
-        "        for others in self._humans.values():\n"
+        "        for others in self._audience.humans.values():\n"
         "            for other in others:\n"
         "                other.push(Refused(version=self._version, error=error))",
         ROOMS_TESTS,
