@@ -130,6 +130,7 @@ def create_app(
             idle_seconds=idle_seconds,
             lease_seconds=settings.lease_seconds,
             max_spectators=settings.max_spectators,
+            max_sockets_per_seat=settings.max_sockets_per_seat,
         )
         bus = Bus(registry.proc, clients.node, clients.node.publish)
         bus.start()

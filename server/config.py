@@ -103,6 +103,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
       renewal, so the longest its players wait for another process after the
       owner died (see docs/operations.md).
     - ``max_spectators``: sockets that may watch one table (0: no watching).
+    - ``max_sockets_per_seat``: sockets one seat may have at once; a newer one ends
+      the oldest (close 4409).
 
     The rest bound what one client can make the server hold (docs/operations.md,
     "Limits"): connections in total and per client address, seconds to send a
@@ -120,6 +122,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     outgoing_queue_size: int = 64
     lease_seconds: float = 3.0
     max_spectators: int = 20
+    max_sockets_per_seat: int = 4
     log_level: LogLevel = "info"
     client_dir: Path = DEFAULT_CLIENT_DIR
     log_format: LogFormat = "text"
@@ -204,6 +207,7 @@ _RANGES: tuple[tuple[str, float, float], ...] = (
     ("outgoing_queue_size", 1, 100_000),
     ("lease_seconds", _MIN_LEASE_SECONDS, _MAX_LEASE_SECONDS),
     ("max_spectators", 0, 10_000),
+    ("max_sockets_per_seat", 1, 64),
     ("max_connections", 16, 1_000_000),
     ("max_connections_per_client", 1, 1_000_000),
     ("request_timeout_seconds", 1, 3600),
@@ -355,6 +359,9 @@ OPTIONS: tuple[Option, ...] = (
            "for another process after the owner died"),
     Option("max_spectators", "--max-spectators", "PAODEKUAI_MAX_SPECTATORS", "N", _parse_int,
            "sockets that may watch one table (0: no watching)"),
+    Option("max_sockets_per_seat", "--max-sockets-per-seat",
+           "PAODEKUAI_MAX_SOCKETS_PER_SEAT", "N", _parse_int,
+           "sockets one seat may have at once; a newer one ends the oldest"),
     Option("log_level", "--log-level", "PAODEKUAI_LOG_LEVEL", "LEVEL", _parse_word,
            f"one of {', '.join(LOG_LEVELS)}"),
     Option("client_dir", "--client-dir", "PAODEKUAI_CLIENT_DIR", "DIR", _parse_path,

@@ -113,6 +113,7 @@ _CLOSINGS: dict[Closing, tuple[int, str]] = {
     Closing.IDLE: (1001, "idle"),
     Closing.TABLE_UNAVAILABLE: (CloseCode.TABLE_UNAVAILABLE, "table unavailable, reconnect"),
     Closing.REVOKED: (CloseCode.BAD_TOKEN, "invite revoked: ask the host for a new link"),
+    Closing.REPLACED: (CloseCode.REPLACED, "this seat was opened elsewhere since"),
 }
 
 

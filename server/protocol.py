@@ -77,6 +77,8 @@ class CloseCode(IntEnum):
     BAD_TOKEN = 4401
     UNKNOWN_TABLE = 4404
     TOO_SLOW = 4408
+    # Newer sockets of the same seat took this one's place (``max_sockets_per_seat``).
+    REPLACED = 4409
     # The table already has as many spectators as the server allows.
     TOO_MANY_SPECTATORS = 4429
     # The table could not be stored (Redis down, or another process moved it on):

@@ -478,10 +478,12 @@ MUTANTS = [
     ),
     Mutant(
         "refused-action-stored",
-        "server/rooms/room.py",
-        '                    log.error("table %s: bot action refused: %r", self.id, exc)\n'
-        "                return False",
-        '                    log.error("table %s: bot action refused: %r", self.id, exc)',
+        "server/rooms/commit.py",
+        "    events = engine.apply(state, entry)\n",
+        "    try:\n"
+        "        events = engine.apply(state, entry)\n"
+        "    except engine.EngineError:\n"
+        "        events = []\n",
         ROOMS_TESTS,
     ),
     Mutant(
@@ -537,7 +539,7 @@ MUTANTS = [
         "refusal-to-everyone",
         "server/rooms/room.py",
         "        listener.push(Refused(version=self._version, error=error))",
-        "        for others in self._humans.values():\n"
+        "        for others in self._audience.humans.values():\n"
         "            for other in others:\n"
         "                other.push(Refused(version=self._version, error=error))",
         ROOMS_TESTS,
@@ -558,14 +560,14 @@ MUTANTS = [
     ),
     Mutant(
         "bot-plays-after-deal-end",
-        "server/rooms/room.py",
+        "server/rooms/bot_turns.py",
         "        if deal.result is not None or bot is None:\n            return\n",
         "        if bot is None:\n            return\n",
         ROOMS_TESTS,
     ),
     Mutant(
         "instant-bot-plays-after-deal-end",
-        "server/rooms/room.py",
+        "server/rooms/bot_turns.py",
         "        if deal.result is not None or bot is None:\n            return None\n",
         "        if bot is None:\n            return None\n",
         ROOMS_TESTS,
@@ -573,15 +575,15 @@ MUTANTS = [
     Mutant(
         "bot-speed-not-applied",
         "server/rooms/room.py",
-        "            self._bot_speed_ms = ms\n",
+        "            self._bots.set_speed(ms)\n",
         "            pass\n",
         ROOMS_TESTS,
     ),
     Mutant(
         "new-match-same-deals",
-        "server/rooms/room.py",
-        "match_seed(self.meta.seed, self._match_no + 1, self.meta.secret)",
-        "match_seed(self.meta.seed, self._match_no, self.meta.secret)",
+        "server/rooms/commit.py",
+        "match_seed(meta.seed, match_no + 1, meta.secret)",
+        "match_seed(meta.seed, match_no, meta.secret)",
         ROOMS_TESTS,
     ),
     Mutant(
@@ -593,25 +595,69 @@ MUTANTS = [
     ),
     Mutant(
         "bot-seed-ignores-version",
-        "server/rooms/room.py",
-        "        seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)\n"
-        "        action",
-        "        seed = bot_seed(self.meta.seed, bot.seat, 0, self.meta.secret)\n        action",
+        "server/rooms/bot_turns.py",
+        "bot_view(state, bot.seat), bot_seed(meta, bot.seat, version), version)",
+        "bot_view(state, bot.seat), bot_seed(meta, bot.seat, 0), version)",
         ROOMS_TESTS,
     ),
     Mutant(
         "instant-bot-seed-ignores-version",
-        "server/rooms/room.py",
-        "        seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)\n"
-        "        return",
-        "        seed = bot_seed(self.meta.seed, bot.seat, 0, self.meta.secret)\n        return",
+        "server/rooms/bot_turns.py",
+        "        seed = bot_seed(meta, bot.seat, version)\n        return",
+        "        seed = bot_seed(meta, bot.seat, 0)\n        return",
         ROOMS_TESTS,
     ),
     Mutant(
         "instant-bots-written-one-by-one",
+        "server/rooms/commit.py",
+        "    after = answer_at_once(entries, events, after, state, version, now, bots)\n",
+        "",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "bot-speed-change-restarts-pause",
+        "server/rooms/bot_turns.py",
+        "                await waiter\n",
+        "                await waiter\n                started = self._clock.now()\n",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "bot-speed-from-any-seat",
+        "server/rooms/seat_requests.py",
+        "    if actor != HOST_SEAT:\n",
+        "    if False:\n",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "told-without-checking-the-lease",
         "server/rooms/room.py",
-        "        if isinstance(entry, Play | Pass | NextDeal):\n            meta = self._answer",
-        "        if False:\n            meta = self._answer",
+        "                await self._hold_lease()\n",
+        "",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "newest-socket-of-a-seat-replaced",
+        "server/rooms/audience.py",
+        "            listeners.pop(0).end(Closing.REPLACED)",
+        "            listeners.pop().end(Closing.REPLACED)",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "invite-pushed-before-meta-stored",
+        "server/rooms/room.py",
+        "        await self._save_meta(self._with_clock(meta))\n"
+        "        if issued is not None:\n"
+        "            listener.push(issued)\n",
+        "        if issued is not None:\n"
+        "            listener.push(issued)\n"
+        "        await self._save_meta(self._with_clock(meta))\n",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "registry-lease-in-seconds",
+        "server/rooms/registry.py",
+        "self._lease_ms = max(1, round(lease_seconds * 1000))",
+        "self._lease_ms = max(1, round(lease_seconds))",
         ROOMS_TESTS,
     ),
     # -- rooms: log, store, tables, tokens --
@@ -672,6 +718,20 @@ MUTANTS = [
         "server/rooms/store.py",
         "if redis.call('GET', KEYS[1]) ~= ARGV[1] then",
         "if false then",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "lease-renewed-in-seconds",
+        "server/rooms/store.py",
+        "redis.call('SET', KEYS[2], ARGV[1] .. ' ' .. ARGV[2], 'PX', ARGV[3])",
+        "redis.call('SET', KEYS[2], ARGV[1] .. ' ' .. ARGV[2], 'EX', ARGV[3])",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "lease-taken-in-seconds",
+        "server/rooms/store.py",
+        "redis.call('SET', KEYS[2], fence .. ' ' .. ARGV[1], 'PX', ARGV[2])",
+        "redis.call('SET', KEYS[2], fence .. ' ' .. ARGV[1], 'EX', ARGV[2])",
         ROOMS_TESTS,
     ),
     Mutant(
@@ -800,6 +860,13 @@ MUTANTS = [
         "        if not self.open:\n            return False\n        # Nothing ahead of it",
         "        # Nothing ahead of it",
         WIRE_TESTS,
+    ),
+    Mutant(
+        "gallery-full-closed-4401",
+        "server/presenter.py",
+        "        if error.reason is SeatReason.TOO_MANY_SPECTATORS\n",
+        "        if False\n",
+        ["tests/server/test_seats.py"],
     ),
     # -- rooms group: app --
     Mutant(

@@ -65,9 +65,15 @@ async def attach_or_refuse(room: Room, conn: Connection, token_hash: str | None)
 
 
 # Closes about one socket, not about the table: the socket ends here too (a slow reader;
-# a revoked token; a full gallery).  Any other close means the owner let the table go.
+# a revoked token; a full gallery; newer sockets of its seat).  Any other close means the
+# owner let the table go.
 _ENDS_THE_SOCKET = frozenset(
-    {CloseCode.TOO_SLOW, CloseCode.BAD_TOKEN, CloseCode.TOO_MANY_SPECTATORS}
+    {
+        CloseCode.TOO_SLOW,
+        CloseCode.BAD_TOKEN,
+        CloseCode.TOO_MANY_SPECTATORS,
+        CloseCode.REPLACED,
+    }
 )
 
 

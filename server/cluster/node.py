@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from server.rooms.registry import Registry, RoomSource
+from server.rooms.registry import Registry, RoomHooks
 from server.rooms.room import Room
 from server.rooms.seats import SPECTATOR
 from server.rooms.store import Holder, TableStore
@@ -93,7 +93,7 @@ class Node:
         self._remote: dict[tuple[str, str, int], RemoteConnection] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._holders = _HolderLooks(store)
-        registry.sources.append(RoomSource(on_loaded=self._listen, on_closed=self._room_closed))
+        registry.hooks.append(RoomHooks(on_loaded=self._listen, on_closed=self._room_closed))
         bus.on_owner_message = self._from_forwarder
         bus.on_process_message = self._from_owner
 

@@ -22,7 +22,13 @@ from .seating import SeatError, SeatReason
 from .seats import Listener
 from .updates import Closing, EmoteShown, HintAnswer, StateUpdate, TableSnapshot, WatchUpdate
 
-__all__ = ["Audience", "end_all"]
+__all__ = ["DEFAULT_MAX_SOCKETS_PER_SEAT", "Audience", "end_all"]
+
+# Sockets one human seat may have at once (the server's ``max_sockets_per_seat``
+# setting overrides it): a player's phone and laptop and a tab or two.  Every socket
+# of a seat gets every state of it, so this bounds what one token can make the
+# server send.
+DEFAULT_MAX_SOCKETS_PER_SEAT = 4
 
 
 def end_all(listeners: list[Listener], why: Closing) -> None:
@@ -40,6 +46,7 @@ class Audience:
         "_all_hints",
         "_emote_limits",
         "_hint_next",
+        "_max_sockets_per_seat",
         "_max_spectators",
         "_public",
         "_views",
@@ -47,10 +54,14 @@ class Audience:
         "spectators",
     )
 
-    def __init__(self, max_spectators: int) -> None:
+    def __init__(
+        self, max_spectators: int, max_sockets_per_seat: int = DEFAULT_MAX_SOCKETS_PER_SEAT
+    ) -> None:
+        # Each human seat's sockets, oldest first.
         self.humans: dict[int, list[Listener]] = {}
         self.spectators: list[Listener] = []
         self._max_spectators = max_spectators
+        self._max_sockets_per_seat = max(1, max_sockets_per_seat)
         # Per version: each seat's view, the public view, where hint cycles stand.
         self._views: dict[int, SeatView] = {}
         self._public: PublicView | None = None
@@ -80,6 +91,15 @@ class Audience:
     def any_connection(self) -> bool:
         """Whether anyone at all listens: a seat's socket or a spectator."""
         return any(self.humans.values()) or bool(self.spectators)
+
+    def seat(self, listener: Listener) -> None:
+        """Add ``listener`` to its (human) seat's sockets.  A seat keeps its newest
+        ``max_sockets_per_seat``: the oldest beyond them is ended (``Closing.REPLACED``),
+        since the player who opens the seat once more is most likely on the newest."""
+        listeners = self.humans[listener.seat]
+        listeners.append(listener)
+        while len(listeners) > self._max_sockets_per_seat:
+            listeners.pop(0).end(Closing.REPLACED)
 
     def admit_spectator(self, listener: Listener) -> None:
         """Let ``listener`` watch; ``SeatError`` when the table has all it takes."""

@@ -15,6 +15,7 @@ room reads one through ``WallClock``, which tests replace with a fake.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ __all__ = [
     "GRACE_SECONDS_RANGE",
     "TURN_SECONDS_RANGE",
     "Due",
+    "MonotonicClock",
     "StandinWhy",
     "SystemClock",
     "Timer",
@@ -39,6 +41,7 @@ __all__ = [
     "check_turn_seconds",
     "default_turn_seconds",
     "remaining_ms",
+    "sleep_until",
     "standin_due",
     "start_clock",
 ]
@@ -165,3 +168,33 @@ class SystemClock:
         """A loop timer for the seconds left until ``when`` (none if it has passed)."""
         delay = max(0.0, when - time.time())
         return asyncio.get_running_loop().call_later(delay, callback)
+
+
+class MonotonicClock:
+    """The running loop's own time (monotonic seconds) and timers, in the ``WallClock``
+    protocol: for what must not move when the wall clock is set (the leases' schedule)."""
+
+    def now(self) -> float:
+        """``loop.time()``."""
+        return asyncio.get_running_loop().time()
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> Timer:
+        """A loop timer at ``when`` (loop time)."""
+        return asyncio.get_running_loop().call_at(when, callback)
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+async def sleep_until(clock: WallClock, when: float) -> None:
+    """Return once ``clock`` reaches ``when`` (at once if it has)."""
+    if clock.now() >= when:
+        return
+    waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    timer = clock.call_at(when, functools.partial(_wake, waiter))
+    try:
+        await waiter
+    finally:
+        timer.cancel()

@@ -27,6 +27,7 @@ __all__ = [
     "Rename",
     "Request",
     "Resync",
+    "SeatRequest",
     "SendEmote",
     "StandinDue",
     "Stop",
@@ -86,23 +87,12 @@ class SendEmote:
     emote: str
 
 
+# A change of who sits where (``seat_requests``): hand-back, or one of the host's controls.
+SeatRequest = Back | InviteSeat | MakeBot | OpenSeat | WatchLink
+
 # What a human seat may ask of its table: an engine action, a table change, a seat
 # change, a hint or an emote.
-Request = (
-    Play
-    | Pass
-    | NextDeal
-    | NewMatch
-    | BotSpeed
-    | AskHint
-    | Back
-    | InviteSeat
-    | MakeBot
-    | OpenSeat
-    | WatchLink
-    | SendEmote
-    | Rename
-)
+Request = Play | Pass | NextDeal | NewMatch | BotSpeed | AskHint | SeatRequest | SendEmote | Rename
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,16 +131,20 @@ class BotMove:
     seat: int
     version: int
     action: BotAction
-    # Set for a stand-in's move for a human seat: the turn it was scheduled for.
-    standin_turn: int | None = None
+    # Set for a stand-in's move for a human seat: the ticket of the arming that asked
+    # for it (``StandIn.ticket``); a move whose ticket is no longer current is dropped.
+    standin_ticket: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class StandinDue:
-    """A human seat's clock or grace time ran out (or it is on auto): stand in for it."""
+    """A human seat's clock or grace time ran out (or it is on auto): stand in for it.
+
+    ``ticket`` numbers the arming of the stand-in that set the timer: any change of
+    turn, socket or seat arms it again with a new one, and a stale one is dropped."""
 
     seat: int
-    turn: int
+    ticket: int
 
 
 @dataclass(frozen=True, slots=True)

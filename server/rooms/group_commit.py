@@ -52,15 +52,19 @@ from typing import Any, cast
 
 import hiredis
 import redis.asyncio as aioredis
-from redis._parsers.base import BaseParser
-from redis._parsers.socket import SERVER_CLOSED_CONNECTION_ERROR
 from redis.asyncio.connection import AbstractConnection, SSLConnection, UnixDomainSocketConnection
 from redis.commands.core import AsyncScript
 from redis.exceptions import (
+    AuthenticationError,
+    BusyLoadingError,
     ConnectionError,
     InvalidResponse,
+    NoPermissionError,
     NoScriptError,
+    OutOfMemoryError,
+    ReadOnlyError,
     RedisError,
+    ResponseError,
     TimeoutError,
 )
 
@@ -76,6 +80,35 @@ MAX_OUTSTANDING = 4 * MAX_BATCH
 
 # hiredis's answer when the bytes so far hold no whole reply (False and None are replies).
 _MORE = object()
+
+# An error reply's first word, and the exception redis-py raises for it (its public
+# classes; how redis-py maps them is private to it): the replies a script call or
+# the handshake can get.  Any other error reply is a ``ResponseError``.
+_REPLY_ERRORS: dict[str, type[RedisError]] = {
+    "NOSCRIPT": NoScriptError,
+    "READONLY": ReadOnlyError,
+    "LOADING": BusyLoadingError,
+    "OOM": OutOfMemoryError,
+    "NOPERM": NoPermissionError,
+    "NOAUTH": AuthenticationError,
+    "WRONGPASS": AuthenticationError,
+}
+# The same for "ERR <message>" replies, by the whole message.
+_ERR_REPLIES: dict[str, type[RedisError]] = {
+    "invalid password": AuthenticationError,
+    "max number of clients reached": ConnectionError,
+}
+_CLOSED_BY_REDIS = "Connection closed by server."
+
+
+def _reply_error(reply: str) -> RedisError:
+    """The exception for an error ``reply``, of the class redis-py would raise for it,
+    carrying the message without the error's code (as redis-py's do)."""
+    code, _, message = reply.partition(" ")
+    if code == "ERR":
+        return _ERR_REPLIES.get(message, ResponseError)(message)
+    known = _REPLY_ERRORS.get(code)
+    return known(message) if known is not None else ResponseError(reply)
 
 
 class _Call:
@@ -263,7 +296,7 @@ class _Link(asyncio.Protocol):
         reader_options: dict[str, Any] = {
             "protocolError": InvalidResponse,
             # The same exception classes (NoScriptError, ...) as redis-py raises.
-            "replyError": BaseParser.parse_error,
+            "replyError": _reply_error,
             "notEnoughData": _MORE,
         }
         if encoder.decode_responses:
@@ -289,7 +322,7 @@ class _Link(asyncio.Protocol):
             self.transport.abort()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.fail(ConnectionError(SERVER_CLOSED_CONNECTION_ERROR))
+        self.fail(ConnectionError(_CLOSED_BY_REDIS))
         if not self.closed.done():
             self.closed.set_result(None)
 

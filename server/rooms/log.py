@@ -139,10 +139,17 @@ def match_seed(table_seed: int, match_no: int, secret: str = "") -> int:
     return table_seed if match_no == 0 else _derive(f"match/{table_seed}/{match_no}")
 
 
-def bot_seed(table_seed: int, seat: int, version: int, secret: str = "") -> int:
-    """A bot's seed for the decision it makes at ``version``: the same after a restart."""
+def bot_seed(meta: TableMeta, seat: int, version: int) -> int:
+    """The seed of the decision a bot (or the stand-in) makes for ``seat`` at ``version``:
+    the same after a restart.
+
+    From the table's secret where it has one (the public seed only for a table
+    created with a chosen one), as the deals are: a player who knows the table's
+    number cannot foresee the bots' choices.  It takes the whole meta so that no
+    caller can leave the secret out.
+    """
     # Every bot decision derives one: an f-string, not a join over a generator.
-    return _derive(f"bot/{secret or table_seed}/{seat}/{version}")
+    return _derive(f"bot/{meta.secret or meta.seed}/{seat}/{version}")
 
 
 class DealWatcher(Protocol):

@@ -19,7 +19,8 @@ import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from .clock import WallClock
+from .audience import DEFAULT_MAX_SOCKETS_PER_SEAT
+from .clock import MonotonicClock, WallClock, sleep_until
 from .log import rebuild
 from .room import DEFAULT_MAX_SPECTATORS, Room
 from .store import Holder, Lease, LeaseLost, StoreError, TableStore
@@ -30,7 +31,7 @@ __all__ = [
     "DEFAULT_IDLE_SECONDS",
     "DEFAULT_LEASE_SECONDS",
     "Registry",
-    "RoomSource",
+    "RoomHooks",
     "TableBusy",
     "process_id",
 ]
@@ -64,8 +65,9 @@ async def _nothing(room: Room) -> None:
 
 
 @dataclass
-class RoomSource:
-    """Who else must hear of the rooms' lives (the cluster node: its bus subscriptions).
+class RoomHooks:
+    """Callbacks the registry runs as its rooms load and close (the cluster node's: its
+    bus subscriptions).  Not a source of rooms: the registry is.
 
     ``on_loaded`` runs before a new room is handed out; ``on_closed`` when it closed.
     """
@@ -92,19 +94,26 @@ class Registry:
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         clock: WallClock | None = None,
         max_spectators: int = DEFAULT_MAX_SPECTATORS,
+        max_sockets_per_seat: int = DEFAULT_MAX_SOCKETS_PER_SEAT,
+        lease_clock: WallClock | None = None,
     ) -> None:
         self._store = store
         self._idle_seconds = idle_seconds
         self.proc = proc or process_id()
         self._lease_ms = max(1, round(lease_seconds * 1000))
+        self._lease_seconds = self._lease_ms / 1000
         self._clock = clock
+        # The leases' time: when to renew, and until when a room's lease is surely held
+        # (monotonic unless a test injects one).
+        self._lease_clock: WallClock = lease_clock or MonotonicClock()
         self._max_spectators = max_spectators
+        self._max_sockets_per_seat = max_sockets_per_seat
         self._rooms: dict[str, Room] = {}
         # The same rooms, in RENEWAL_GROUPS groups of (nearly) equal size.
         self._renewal_groups: list[dict[str, Room]] = [{} for _ in range(RENEWAL_GROUPS)]
         self._loading: dict[str, asyncio.Task[Room | Holder | None]] = {}
         self._keeper: asyncio.Task[None] | None = None
-        self.sources: list[RoomSource] = []
+        self.hooks: list[RoomHooks] = []
         self.draining = False
 
     def live(self, table_id: str) -> Room | None:
@@ -148,16 +157,17 @@ class Registry:
         return await asyncio.shield(task)
 
     async def _claim(self, table_id: str) -> Room | Holder | None:
+        asked = self._lease_clock.now()
         got = await self._store.acquire(table_id, self.proc, self._lease_ms)
         if not isinstance(got, Lease):
             return got
         try:
-            return await self._load(got)
+            return await self._load(got, asked + self._lease_seconds)
         except BaseException:
             background(self._store.release(got), f"release-{table_id}")
             raise
 
-    async def _load(self, lease: Lease) -> Room | None:
+    async def _load(self, lease: Lease, lease_until: float) -> Room | None:
         table_id = lease.table_id
         loaded = await self._store.load(table_id)
         if loaded is None:
@@ -171,10 +181,14 @@ class Registry:
             idle_seconds=self._idle_seconds,
             clock=self._clock,
             max_spectators=self._max_spectators,
+            max_sockets_per_seat=self._max_sockets_per_seat,
+            lease_clock=self._lease_clock,
+            lease_seconds=self._lease_seconds,
+            lease_until=lease_until,
             on_closed=self._forget,
         )
-        for source in self.sources:
-            await source.on_loaded(room)
+        for hooks in self.hooks:
+            await hooks.on_loaded(room)
         self._rooms[table_id] = room
         min(self._renewal_groups, key=len)[table_id] = room
         room.start()
@@ -187,8 +201,8 @@ class Registry:
         for group in self._renewal_groups:
             if group.get(room.id) is room:
                 del group[room.id]
-        for source in self.sources:
-            source.on_closed(room)
+        for hooks in self.hooks:
+            hooks.on_closed(room)
         background(self._store.release(room.lease), f"release-{room.id}")
 
     # --- leases ----------------------------------------------------------------
@@ -202,17 +216,20 @@ class Registry:
         # third of its lease: a slow reply holds up the groups after it only until
         # it comes, and the schedule does not slip by it.
         step = self._lease_ms / 3000 / RENEWAL_GROUPS
-        loop = asyncio.get_running_loop()
-        due = loop.time()
+        clock = self._lease_clock
+        due = clock.now()
         for group in itertools.cycle(self._renewal_groups):
             due += step
-            await asyncio.sleep(max(0.0, due - loop.time()))
+            await sleep_until(clock, due)
             rooms = [r for r in group.values() if not r.closed]
             if not rooms:
                 continue
+            sent = clock.now()
             results = await self._store.renew_all([r.lease for r in rooms], self._lease_ms)
             for room, result in zip(rooms, results, strict=True):
-                if isinstance(result, LeaseLost):
+                if result is None:
+                    room.lease_renewed(sent + self._lease_seconds)
+                elif isinstance(result, LeaseLost):
                     log.warning("table %s: taken over by another process; closing", room.id)
                     background(room.stop(Closing.TABLE_UNAVAILABLE), f"stop-{room.id}")
                 elif isinstance(result, Exception):

@@ -9,15 +9,16 @@ An accepted action is appended to Redis (checked against the expected
 version) before any seat hears of it; if that write fails, the in-memory state
 may be ahead of Redis, so the room shuts itself down and the next connection
 rebuilds the table from Redis alone.  Bots that answer at once move before
-that write and are appended with it (``_answer_at_once``): one write, one
-frame per socket, for an action and its instant answers.
+that write and are appended with it: one write, one frame per socket, for an
+action and its instant answers.
 
-The room also keeps the seats: who is human or bot, the turn clock and the
-stand-in that plays a human's turn when the clock runs out or they have been
-gone for the grace time, the host's seat controls.  Seat state lives in the
-table meta, which the room writes with the action that changed it (or alone),
-under the same version check.  Who listens, and what each listener hears
-(views, hints, emotes), is the room's ``Audience`` (``audience.py``).
+The actor keeps the loop and the order of things: check, write, tell.  What an
+action becomes is ``commit.py``; the bots and their pauses ``bot_turns.py``;
+the stand-in's timers ``standin.py``; what host and seat requests and settings
+do to the meta ``seat_requests.py``; who listens, and what each listener hears
+(views, hints, emotes), the room's ``Audience`` (``audience.py``).  Seat state
+lives in the table meta, which the room writes with the action that changed it
+(or alone), under the same version check.
 """
 
 from __future__ import annotations
@@ -32,54 +33,50 @@ from redis.exceptions import RedisError
 
 from server import bots, engine, fairness, metrics
 from server.bots import BotAction
-from server.engine import EngineError, Event, NextDeal, Pass, Play, SeatView
+from server.engine import EngineError, Event, NextDeal, Pass, Play
 from server.inbox import Inbox
 from server.usage import USAGE
 
-from .audience import Audience, end_all
-from .clock import SystemClock, Timer, WallClock, standin_due
+from .audience import DEFAULT_MAX_SOCKETS_PER_SEAT, Audience, end_all
+from .bot_turns import BotTurns, bot_view
+from .clock import SystemClock, WallClock
 from .commands import (
     AskHint,
     Attach,
-    Back,
     BotMove,
     Command,
     Detach,
     Idle,
     InviteSeat,
-    MakeBot,
-    OpenSeat,
     Rename,
     Request,
     Resync,
+    SeatRequest,
     SendEmote,
     StandinDue,
     Stop,
     Submit,
     WatchLink,
 )
-from .log import BotSpeed, LogEntry, NewMatch, TableMeta, TableState, bot_seed, match_seed
+from .commit import prepare
+from .log import BotSpeed, NewMatch, TableMeta, TableState
 from .names import NameRefused, clean_name
+from .seat_requests import renamed, seat_change, with_bot_speed
 from .seating import (
     SeatError,
     SeatReason,
     claim_open_seat,
     hand_back,
-    make_bot,
     mark_joined,
     on_auto,
-    open_seat,
-    reissue_invite,
     retired_reason,
-    set_watch_link,
 )
-from .seats import SPECTATOR, BotSeat, Listener
+from .seats import SPECTATOR, Listener
+from .standin import StandIn
 from .store import Lease, StoreError, TableStore
-from .tokens import hash_token, new_token
-from .turns import clock_for, human_turn, meta_after, seats_settled
+from .turns import clock_for
 from .updates import (
     Closing,
-    InviteIssued,
     Refused,
     RoomError,
     RoomReason,
@@ -92,19 +89,11 @@ __all__ = ["DEFAULT_MAX_SPECTATORS", "Room", "RoomClosed"]
 # Sockets watching one table (the server's ``max_spectators`` setting overrides it).
 DEFAULT_MAX_SPECTATORS = 20
 
-# The most actions one write carries: an action and the answers of the bots that
-# answer at once.  Bounded, so that a table of such bots never plays a whole deal
-# in one write while the people around it hear nothing.
-_MAX_ANSWERS_AT_ONCE = 3
-
-_SeatRequest = Back | InviteSeat | MakeBot | OpenSeat | WatchLink
-
 _KINDS: dict[type, str] = {
     Play: "play",
     Pass: "pass",
     NextDeal: "next_deal",
     NewMatch: "new_match",
-    BotSpeed: "bot_speed",
 }
 
 log = logging.getLogger(__name__)
@@ -120,20 +109,18 @@ class Room:
     # A thousand live tables each hold one: a slotted instance keeps no attribute dict.
     __slots__ = (
         "_audience",
-        "_away_since",
-        "_bot_speed_ms",
-        "_bot_task",
         "_bots",
         "_clock",
         "_fairness",
         "_idle_seconds",
         "_idle_timer",
         "_inbox",
+        "_lease_clock",
+        "_lease_seconds",
+        "_lease_until",
         "_match_no",
         "_on_closed",
-        "_standin_task",
-        "_standin_timer",
-        "_standin_turn",
+        "_standin",
         "_state",
         "_store",
         "_task",
@@ -156,33 +143,34 @@ class Room:
         on_closed: Callable[[Room], None],
         clock: WallClock | None = None,
         max_spectators: int = DEFAULT_MAX_SPECTATORS,
+        max_sockets_per_seat: int = DEFAULT_MAX_SOCKETS_PER_SEAT,
+        lease_clock: WallClock,
+        lease_seconds: float,
+        lease_until: float,
     ) -> None:
         self.id = meta.id
         self.meta = meta
         self._state = table.match
         self._match_no = table.match_no
-        self._bot_speed_ms = table.bot_speed_ms
         self._version = table.version
         self._turn_version = table.turn_version
         self._store = store
         # Every write goes through this lease: once another process has taken the
         # table, the store refuses it (LeaseLost) and the room closes.
         self.lease = lease
+        self._lease_clock = lease_clock
+        self._lease_seconds = lease_seconds
+        # Until when (``lease_clock``) the lease is surely still ours: the registry moves it
+        # on with each renewal (``lease_renewed``).
+        self._lease_until = lease_until
         self._idle_seconds = idle_seconds
         self._on_closed = on_closed
         self._clock: WallClock = clock or SystemClock()
         self._inbox: Inbox[Command] = Inbox()
-        self._audience = Audience(max_spectators)
-        self._bots: dict[int, BotSeat] = {}
+        self._audience = Audience(max_spectators, max_sockets_per_seat)
+        self._bots = BotTurns(self.id, self._clock, self._post, table.bot_speed_ms)
         self._reseat()
-        # When each human seat lost its last socket (a freshly loaded table: now).
-        now = self._clock.now()
-        self._away_since: dict[int, float] = dict.fromkeys(self._audience.humans, now)
-        self._standin_timer: Timer | None = None
-        self._standin_task: asyncio.Task[None] | None = None
-        # Bumped whenever the stand-in is rescheduled: a late stand-in move is dropped.
-        self._standin_turn = 0
-        self._bot_task: asyncio.Task[None] | None = None
+        self._standin = StandIn(self.id, self._clock, self._post, self._audience.humans)
         self._idle_timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
         self._fairness: tuple[tuple[int, int, bool], tuple[str, ...], fairness.Reveal | None]
@@ -200,6 +188,10 @@ class Room:
     def state(self) -> engine.MatchState:
         """The current match (read-only for everyone but the actor)."""
         return self._state
+
+    @property
+    def _bot_speed_ms(self) -> int:
+        return self._bots.speed_ms
 
     # --- called from connection handlers (never block on the actor) -----------
 
@@ -238,6 +230,11 @@ class Room:
         else:
             self._inbox.put_nowait(Submit(listener, version, request))
 
+    def lease_renewed(self, until: float) -> None:
+        """The lease is surely held until ``until`` (the lease clock): a renewal sent that
+        long before it ends succeeded."""
+        self._lease_until = max(self._lease_until, until)
+
     async def wait_closed(self) -> None:
         """Return once the actor has stopped."""
         if self._task is not None:
@@ -271,6 +268,7 @@ class Room:
                         why = Closing.IDLE
                         break
                     continue
+                await self._hold_lease()
                 await self._handle(command)
         except (StoreError, RedisError, OSError) as exc:
             log.warning("table %s: %s; closing the room", self.id, exc)
@@ -280,11 +278,25 @@ class Room:
         finally:
             self._close(why)
 
+    async def _hold_lease(self) -> None:
+        """Make sure the lease is ours before handling anything that may tell a socket.
+
+        A write checks the lease itself, but a join, a leave or a resync tells the
+        sockets without writing: a process that stalled past its lease (SIGSTOP, a
+        swapped-out host) would wake up and send them states of a table another
+        process has moved on since.  Once the lease may have run out, the room
+        renews it before going on; ``LeaseLost`` closes the room instead.
+        """
+        if self._lease_clock.now() < self._lease_until:
+            return
+        sent = self._lease_clock.now()
+        await self._store.renew(self.lease, round(self._lease_seconds * 1000))
+        self._lease_until = sent + self._lease_seconds
+
     def _close(self, why: Closing) -> None:
         self.closed = True
-        if self._bot_task is not None:
-            self._bot_task.cancel()
-        self._cancel_standin()
+        self._bots.cancel()
+        self._standin.cancel()
         if self._idle_timer is not None:
             self._idle_timer.cancel()
         self._on_closed(self)
@@ -308,7 +320,7 @@ class Room:
         elif isinstance(command, Resync):
             self._resync(command.listener)
         elif isinstance(command, StandinDue):
-            self._stand_in(command)
+            self._standin.play(command, self.meta, self._state, self._version, self._bot_speed_ms)
 
     def _resync(self, listener: Listener) -> None:
         if listener in self._audience.humans.get(listener.seat, []):
@@ -361,8 +373,8 @@ class Room:
         if seat.kind == "bot":
             self._reseat()
         before = self._connected()
-        self._audience.humans[seat.seat].append(listener)
-        self._away_since.pop(seat.seat, None)
+        self._audience.seat(listener)
+        self._standin.away_since.pop(seat.seat, None)
         return changed or self._connected() != before
 
     def _detach(self, listener: Listener) -> None:
@@ -378,7 +390,7 @@ class Room:
         before = self._connected()
         listeners.remove(listener)
         if not listeners:
-            self._away_since[listener.seat] = self._clock.now()
+            self._standin.away_since[listener.seat] = self._clock.now()
             self._schedule_standin()
         if self._connected() != before:
             self._broadcast([])
@@ -409,7 +421,7 @@ class Room:
             except NameRefused as exc:
                 self._refuse(listener, RoomError(RoomReason.INVALID_NAME, str(exc)))
                 return
-        if isinstance(request, Back | InviteSeat | MakeBot | OpenSeat | WatchLink):
+        if isinstance(request, SeatRequest):
             await self._seat_request(listener, request)
             return
         if isinstance(request, Play | Pass) and on_auto(self.meta.seats[listener.seat]):
@@ -427,28 +439,31 @@ class Room:
             )
             return
         if isinstance(request, BotSpeed):
-            await self._set_bot_speed(request.ms)
+            await self._set_bot_speed(listener, request.ms)
         elif isinstance(request, Rename):
             await self._set_name(request.seat, request.name)
         elif not await self._commit(request, listener):
             return
         metrics.observe_action_latency(time.perf_counter() - command.received)
 
-    async def _set_bot_speed(self, ms: int) -> None:
-        """A table setting, kept in the meta: changing it never grows the log."""
+    async def _set_bot_speed(self, listener: Listener, ms: int) -> None:
+        """A table setting, kept in the meta: changing it never grows the log, never
+        restarts a bot's pause under way nor its search (``BotTurns.set_speed``)."""
+        try:
+            meta = with_bot_speed(self.meta, listener.seat, ms, self._version)
+        except SeatError as exc:
+            self._refuse(listener, exc)
+            return
         if ms != self._bot_speed_ms:
-            meta = msgspec.structs.replace(self.meta, bot_speed_ms=ms, bot_speed_from=self._version)
             await self._store.save_meta(self.lease, self._version, meta)
             self.meta = meta
-            self._bot_speed_ms = ms
+            self._bots.set_speed(ms)
             metrics.action_accepted("bot_speed", by_bot=False)
-            if self._bot_task is not None:
-                self._schedule_bot()  # the bot now thinking waits the new pause
         self._broadcast([])
 
     async def _set_name(self, seat: int, name: str) -> None:
         """A seat's name is a table setting too: kept in the meta, the log unchanged."""
-        meta = _renamed(self.meta, seat, name)
+        meta = renamed(self.meta, seat, name)
         if meta != self.meta:
             await self._store.save_meta(self.lease, self._version, meta)
             self.meta = meta
@@ -457,51 +472,44 @@ class Room:
     async def _bot_move(self, command: BotMove) -> None:
         if command.version != self._version:
             return  # decided against an older state; the current turn has its own task
-        standin = command.standin_turn is not None
-        if standin and command.standin_turn != self._standin_turn:
+        standin = command.standin_ticket is not None
+        if standin and not self._standin.is_current(command.standin_ticket or 0):
             return  # the seat's human came back (or the turn was rescheduled) meanwhile
         action: BotAction = command.action
         if action.seat != command.seat:
             log.error("bot on seat %d answered for seat %d", command.seat, action.seat)
-            action = bots.fallback_action(self._bot_view(command.seat))
+            action = bots.fallback_action(bot_view(self._state, command.seat))
         if not await self._commit(action, None, standin=standin):
             # decide() promises a legal play; if it breaks that promise the table must not stall.
-            fallback = bots.fallback_action(self._bot_view(command.seat))
+            fallback = bots.fallback_action(bot_view(self._state, command.seat))
             await self._commit(fallback, None, standin=standin)
 
     async def _commit(
-        self, entry: LogEntry, origin: Listener | None, *, standin: bool = False
+        self,
+        entry: Play | Pass | NextDeal | NewMatch,
+        origin: Listener | None,
+        *,
+        standin: bool = False,
     ) -> bool:
         """Check, persist, then announce ``entry``; False when the engine refused it."""
-        events: list[Event] = []
-        new_state: engine.MatchState | None = None
-        if isinstance(entry, Play | Pass | NextDeal):
-            try:
-                events = engine.apply(self._state, entry)
-            except EngineError as exc:
-                if origin is not None:
-                    self._refuse(origin, exc)
-                else:
-                    log.error("table %s: bot action refused: %r", self.id, exc)
-                return False
-        elif isinstance(entry, NewMatch):
-            seed = match_seed(self.meta.seed, self._match_no + 1, self.meta.secret)
-            new_state = engine.new_match(self.meta.rules, seed, self.meta.deals)
-        # The seats' state moves with the action (streaks, invites, the next turn's clock)
-        # and is written with it: a restart resumes both exactly.
-        turn_version = self._turn_version if isinstance(entry, BotSpeed) else self._version + 1
-        meta = meta_after(
-            self.meta,
-            entry,
-            new_state or self._state,
-            turn_version,
-            self._clock.now(),
-            standin=standin,
-        )
-        entries: list[LogEntry] = [entry]
-        if isinstance(entry, Play | Pass | NextDeal):
-            meta = self._answer_at_once(entries, events, meta)
-            turn_version = self._version + len(entries)
+        try:
+            commit = prepare(
+                entry,
+                self.meta,
+                self._state,
+                match_no=self._match_no,
+                version=self._version,
+                now=self._clock.now(),
+                bots=self._bots,
+                standin=standin,
+            )
+        except EngineError as exc:
+            if origin is not None:
+                self._refuse(origin, exc)
+            else:
+                log.error("table %s: bot action refused: %r", self.id, exc)
+            return False
+        meta, entries = commit.meta, commit.entries
         # The write comes first: a seat never hears of an action Redis does not hold.
         self._version = await self._store.append(
             self.lease, self._version, entries, None if meta == self.meta else meta
@@ -510,13 +518,12 @@ class Room:
             USAGE.action_accepted()
             metrics.action_accepted(_KINDS[type(accepted)], by_bot=i > 0 or origin is None)
         self.meta = meta
-        self._turn_version = turn_version
-        if new_state is not None:
-            self._state = new_state
+        self._turn_version = commit.turn_version
+        if commit.new_match is not None:
+            self._state = commit.new_match
             self._match_no += 1
-            events = [engine.DealStarted(deal_no=1, leader=new_state.deal.leader)]
         self._audience.new_version()
-        self._broadcast(events)
+        self._broadcast(commit.events)
         self._schedule_bot()
         self._schedule_standin()
         # Heard and handed to the bot: a table waiting for its next action need not hold
@@ -524,55 +531,17 @@ class Room:
         self._audience.forget_views()
         return True
 
-    def _answer_at_once(
-        self, entries: list[LogEntry], events: list[Event], meta: TableMeta
-    ) -> TableMeta:
-        """Let bots that answer without a pause move now, before the write: their moves
-        join ``entries`` (and their events ``events``) and go to Redis in the same write.
-
-        Nobody outside this process hears of any of them until Redis holds them all,
-        and the write lands whole or not at all, so no reader ever sees a bot's move
-        without the move it answered.  Returns the meta after the last of them.
-        """
-        now = self._clock.now()
-        while len(entries) < _MAX_ANSWERS_AT_ONCE and (bot := self._instant_bot()) is not None:
-            version = self._version + len(entries)
-            action = self._decide_now(bot, version)
-            try:
-                events += engine.apply(self._state, action)
-            except EngineError:
-                # decide_now promises a legal move.  Should it break that promise, the
-                # turn is left to ``_schedule_bot``: the same seed decides the same move,
-                # and ``_bot_move`` replaces the refused move with a legal one.
-                break
-            entries.append(action)
-            meta = meta_after(meta, action, self._state, version + 1, now)
-        return meta
-
     # --- seats: host controls, hand-back, meta writes -------------------------
 
-    async def _seat_request(self, listener: Listener, request: _SeatRequest) -> None:
-        actor = listener.seat
-        issued: InviteIssued | None = None
-        token = new_token()
+    async def _seat_request(self, listener: Listener, request: SeatRequest) -> None:
         try:
-            if isinstance(request, Back):
-                meta = hand_back(self.meta, actor)
-            elif isinstance(request, InviteSeat):
-                meta = reissue_invite(self.meta, actor, request.seat, hash_token(token))
-                issued = InviteIssued(self.id, request.seat, token)
-            elif isinstance(request, MakeBot):
-                present = self._audience.seat_has_socket(request.seat)
-                meta = make_bot(self.meta, actor, request.seat, present=present)
-            elif isinstance(request, OpenSeat):
-                between_deals = self._state.deal.result is not None
-                meta = open_seat(
-                    self.meta, actor, request.seat, hash_token(token), between_deals=between_deals
-                )
-                issued = InviteIssued(self.id, request.seat, token)
-            else:
-                meta = set_watch_link(self.meta, actor, hash_token(token))
-                issued = InviteIssued(self.id, None, token)
+            meta, issued = seat_change(
+                self.meta,
+                listener.seat,
+                request,
+                present=self._audience.seat_has_socket,
+                between_deals=self._state.deal.result is not None,
+            )
         except SeatError as exc:
             self._refuse(listener, exc)
             return
@@ -583,7 +552,7 @@ class Room:
         if isinstance(request, InviteSeat):
             # The old token stops at once, for sockets already seated with it too.
             end_all(self._audience.humans[request.seat], Closing.REVOKED)
-            self._away_since[request.seat] = self._clock.now()
+            self._standin.away_since[request.seat] = self._clock.now()
         elif isinstance(request, WatchLink):
             end_all(self._audience.spectators, Closing.REVOKED)
         self._reseat()
@@ -595,14 +564,7 @@ class Room:
     def _reseat(self) -> None:
         """Match the human seats' socket lists and the bots to the meta's seat kinds."""
         self._audience.match_seats(self.meta.seats)
-        for seat in self.meta.seats:
-            if seat.kind == "human":
-                self._bots.pop(seat.seat, None)
-                continue
-            level = seat.level or "normal"
-            bot = self._bots.get(seat.seat)
-            if bot is None or bot.level != level:
-                self._bots[seat.seat] = BotSeat(seat.seat, level)
+        self._bots.reseat(self.meta.seats)
 
     def _with_clock(self, meta: TableMeta) -> TableMeta:
         clock = clock_for(meta, self._state, self._turn_version, self._clock.now())
@@ -614,72 +576,22 @@ class Room:
         await self._store.save_meta(self.lease, self._version, meta)
         self.meta = meta
 
-    # --- the stand-in ---------------------------------------------------------
-
-    def _cancel_standin(self) -> None:
-        if self._standin_timer is not None:
-            self._standin_timer.cancel()
-            self._standin_timer = None
-        if self._standin_task is not None:
-            self._standin_task.cancel()
-            self._standin_task = None
+    # --- the stand-in and the bots ---------------------------------------------
 
     def _schedule_standin(self) -> None:
-        """Arm the stand-in for the current turn if a human has it: at the clock's end, after
-        the grace time without a socket, or at once for a seat on auto."""
-        self._cancel_standin()
-        self._standin_turn += 1
-        seat = human_turn(self.meta, self._state)
-        if seat is None or self.closed:
-            return
-        clock = self.meta.clock
-        if clock is not None and (clock.seat != seat or clock.version != self._turn_version):
-            clock = None
-        away = None
-        # Nobody waits for a lone player, so their turns are never handed away for absence.
-        if (
-            self.meta.humans >= 2
-            and seats_settled(self.meta)
-            and not self._audience.seat_has_socket(seat)
-        ):
-            away = self._away_since.get(seat)
-        due = standin_due(
-            on_auto=on_auto(self.meta.seats[seat]),
-            clock=clock,
-            away_since=away,
-            grace_seconds=self.meta.grace_seconds,
-        )
-        if due is not None:
-            command = StandinDue(seat, self._standin_turn)
-            self._standin_timer = self._clock.call_at(due.at, lambda: self._post(command))
+        """Arm the stand-in for the current turn (see ``standin.py``)."""
+        if not self.closed:
+            self._standin.arm(
+                self.meta, self._state, self._turn_version, self._audience.seat_has_socket
+            )
+
+    def _schedule_bot(self) -> None:
+        """Start the bot's turn if it is a bot's (see ``bot_turns.py``)."""
+        self._bots.schedule(self.meta, self._state, self._version)
 
     def _post(self, command: Command) -> None:
         if not self.closed:
             self._inbox.put_nowait(command)
-
-    def _stand_in(self, command: StandinDue) -> None:
-        if command.turn != self._standin_turn or human_turn(self.meta, self._state) != command.seat:
-            return
-        self._standin_timer = None
-        seat = self.meta.seats[command.seat]
-        # On auto the stand-in keeps the table's pace; after a timeout it plays at once.
-        pause = self._bot_speed_ms / 1000 if on_auto(seat) else 0.0
-        self._standin_task = asyncio.create_task(
-            self._standin_move(
-                BotSeat(seat.seat, self.meta.standin_level),
-                self._bot_view(seat.seat),
-                self._version,
-                command.turn,
-                pause,
-            ),
-            name=f"standin-{self.id}-{seat.seat}",
-        )
-
-    async def _standin_move(
-        self, bot: BotSeat, view: SeatView, version: int, turn: int, pause: float
-    ) -> None:
-        action = await bot.move(view, bot_seed(self.meta.seed, bot.seat, version), pause)
-        self._post(BotMove(bot.seat, version, action, standin_turn=turn))
 
     # --- emotes ---------------------------------------------------------------
 
@@ -689,55 +601,7 @@ class Room:
         except SeatError as exc:
             self._refuse(listener, exc)
 
-    # --- bots ---------------------------------------------------------------
-
-    def _schedule_bot(self) -> None:
-        if self._bot_task is not None:
-            self._bot_task.cancel()
-            self._bot_task = None
-        instant = self._instant_bot()
-        if instant is not None:
-            # Decide now and queue the move behind whatever the inbox already holds,
-            # without a task per turn.
-            action = self._decide_now(instant, self._version)
-            self._inbox.put_nowait(BotMove(instant.seat, self._version, action))
-            return
-        deal = self._state.deal
-        bot = self._bots.get(deal.turn)
-        if deal.result is not None or bot is None:
-            return
-        self._bot_task = asyncio.create_task(
-            self._bot_turn(bot, self._bot_view(bot.seat), self._version),
-            name=f"bot-{self.id}-{bot.seat}",
-        )
-
-    def _instant_bot(self) -> BotSeat | None:
-        """The bot whose turn it is if it answers at once: no pause to wait and under a
-        millisecond of thinking."""
-        deal = self._state.deal
-        bot = self._bots.get(deal.turn)
-        if deal.result is not None or bot is None:
-            return None
-        if self._bot_speed_ms != 0 or bot.level not in bots.INLINE_LEVELS:
-            return None
-        return bot
-
-    def _decide_now(self, bot: BotSeat, version: int) -> BotAction:
-        """The move of ``bot`` (one that answers at once) on the table at ``version``."""
-        seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)
-        return bots.decide_now(bot.level, seed, self._bot_view(bot.seat))
-
-    async def _bot_turn(self, bot: BotSeat, view: SeatView, version: int) -> None:
-        seed = bot_seed(self.meta.seed, bot.seat, version, self.meta.secret)
-        action = await bot.move(view, seed, self._bot_speed_ms / 1000)
-        if not self.closed:
-            self._inbox.put_nowait(BotMove(bot.seat, version, action))
-
     # --- what seats hear ------------------------------------------------------
-
-    def _bot_view(self, seat: int) -> SeatView:
-        # Built once per turn (a refused move's fallback rebuilds it): nothing to cache.
-        return engine.seat_view(self._state, seat, hints=engine.BOT_HINTS)
 
     def _refuse(self, listener: Listener, error: RoomError | EngineError | SeatError) -> None:
         listener.push(Refused(version=self._version, error=error))
@@ -783,9 +647,3 @@ class Room:
 
     def _broadcast(self, events: list[Event]) -> None:
         self._audience.broadcast(self._state, self._version, self._snapshot(), events)
-
-
-def _renamed(meta: TableMeta, seat: int, name: str) -> TableMeta:
-    """``meta`` with ``seat`` called ``name``."""
-    seats = [msgspec.structs.replace(s, name=name) if s.seat == seat else s for s in meta.seats]
-    return msgspec.structs.replace(meta, seats=seats)

@@ -55,6 +55,9 @@ class Closing(StrEnum):
     # The token this socket joined with was revoked (a new invite or watch link, or
     # its seat was handed to a bot).
     REVOKED = "revoked"
+    # Newer sockets of the same seat took its place (a seat keeps the newest
+    # ``max_sockets_per_seat``).
+    REPLACED = "replaced"
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,7 +67,7 @@ def seated(audience: Audience, *listeners: Ear) -> None:
         if listener.seat == SPECTATOR:
             audience.admit_spectator(listener)
         else:
-            audience.humans[listener.seat].append(listener)
+            audience.seat(listener)
 
 
 def test_each_seat_hears_its_own_view_and_spectators_the_public_one() -> None:
@@ -123,6 +123,21 @@ def test_the_gallery_takes_no_more_spectators_than_its_limit() -> None:
         audience.admit_spectator(Ear(SPECTATOR))
     assert refused.value.reason is SeatReason.TOO_MANY_SPECTATORS
     assert len(audience.spectators) == 1
+
+
+def test_a_seat_keeps_its_newest_sockets_and_the_oldest_beyond_them_is_told_why() -> None:
+    audience = Audience(max_spectators=1, max_sockets_per_seat=2)
+    first, second, third, friend = Ear(0), Ear(0), Ear(0), Ear(1)
+    seated(audience, first, second, friend)
+    assert first.ended is None
+    seated(audience, third)
+    assert first.ended is Closing.REPLACED
+    assert audience.humans[0] == [second, third]
+    assert (second.ended, third.ended, friend.ended) == (None, None, None)
+    # Only the live ones hear the table.
+    state = engine.new_match(PRESETS["classic"], 5, 1)
+    audience.broadcast(state, 0, snapshot(), [])
+    assert (len(first.heard), len(second.heard), len(third.heard)) == (0, 1, 1)
 
 
 def test_a_seat_a_bot_takes_over_ends_its_sockets() -> None:

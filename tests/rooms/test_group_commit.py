@@ -12,7 +12,7 @@ import socket
 import ssl
 import subprocess
 import time
-from collections.abc import AsyncIterator, Awaitable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,11 +20,17 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 import uvloop
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from redis.asyncio.connection import Connection
 from redis.credentials import UsernamePasswordCredentialProvider
-from redis.exceptions import AuthenticationError, ConnectionError, ReadOnlyError, ResponseError
+from redis.exceptions import (
+    AuthenticationError,
+    ConnectionError,
+    ReadOnlyError,
+    RedisError,
+    ResponseError,
+)
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from room_helpers import GUARD_SECONDS, lease_of, log_of, new_table
 
@@ -45,6 +51,26 @@ STORE = "redis.call('SET', KEYS[1], ARGV[1]) return redis.call('GET', KEYS[1])"
 async def within(answer: Awaitable[T]) -> T:
     """``answer``, failing the test (rather than hanging it) if it never comes."""
     return await asyncio.wait_for(answer, GUARD_SECONDS)
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Return once ``condition`` holds (the event it stands for has happened), failing the
+    test (rather than hanging it) if it never does.  Checked at every turn of the loop:
+    how long that takes is the machine's business, not the test's."""
+
+    async def check() -> None:
+        # The group commit's counters have no event of their own to wait on.
+        while not condition():  # noqa: ASYNC110
+            await asyncio.sleep(0.001)
+
+    await within(check())
+
+
+def paused(group: GroupCommit) -> bool:
+    """Whether the group commit's connection has been asked to stop writing (its socket's
+    buffers are full)."""
+    link = group._link
+    return link is not None and link._paused
 
 
 async def tables(store: TableStore, n: int) -> list[Lease]:
@@ -187,17 +213,28 @@ async def test_calls_are_answered_in_order_and_an_error_reply_fails_only_its_own
 ) -> None:
     echo, refuse = redis_client.register_script(ECHO), redis_client.register_script(REFUSE)
     # What redis-py raises for the same replies: the group commit raises the same.
+    messages = [
+        "READONLY not here",
+        "a plain refusal",
+        "OOM no room",
+        "LOADING wait",
+        "NOPERM not yours",
+        "WRONGPASS who",
+        "ERR invalid password",
+        "ERR max number of clients reached",
+        "ERR any other",
+    ]
     expected: dict[str, Exception] = {}
-    for message in ("READONLY not here", "a plain refusal"):
-        with pytest.raises(ResponseError) as raised:
+    for message in messages:
+        with pytest.raises(RedisError) as raised:
             await refuse(keys=[], args=[message])
         expected[message] = raised.value
     assert isinstance(expected["READONLY not here"], ReadOnlyError)
+    assert type(expected["ERR any other"]) is ResponseError
     assert await echo(keys=[], args=["loaded"]) == b"loaded"
-    messages = ["READONLY not here", "a plain refusal"]
     async with group_commit_on(aioredis.from_url(_url_of(redis_client))) as group:
         calls = [
-            group.submit(refuse, [], [messages[i % 2]])
+            group.submit(refuse, [], [messages[i % len(messages)]])
             if i % 7 == 3
             else group.submit(echo, [], [i])
             for i in range(700)
@@ -206,7 +243,7 @@ async def test_calls_are_answered_in_order_and_an_error_reply_fails_only_its_own
     assert group.pipelines == 3  # 700 calls, at most MAX_BATCH a write
     for i, (call, result) in enumerate(zip(calls, results, strict=True)):
         if i % 7 == 3:
-            want, got = expected[messages[i % 2]], call.exception()
+            want, got = expected[messages[i % len(messages)]], call.exception()
             assert type(got) is type(want)
             assert str(got) == str(want)
         else:
@@ -310,8 +347,7 @@ async def test_a_lost_connection_fails_the_calls_awaiting_replies_and_the_next_c
         assert own_redis.pid is not None
         os.kill(own_redis.pid, signal.SIGSTOP)
         calls = [group.submit(store, [f"lost:{i}"], [i]) for i in range(3)]
-        await asyncio.sleep(0.1)
-        assert group.outstanding == 3  # written, waiting for replies
+        await until(lambda: group.outstanding == 3)  # written, waiting for replies
         os.kill(own_redis.pid, signal.SIGKILL)
         results = await within(asyncio.gather(*calls, return_exceptions=True))
         assert all(isinstance(r, ConnectionError) for r in results), results
@@ -341,14 +377,18 @@ async def test_no_more_calls_than_the_bound_are_written_before_replies_come(
         assert own_redis.pid is not None
         os.kill(own_redis.pid, signal.SIGSTOP)
         calls = [group.submit(echo, [], [i]) for i in range(10)]
-        await asyncio.sleep(0.1)
-        assert group.outstanding == 3
+        await until(lambda: group.outstanding == 3)
         assert group.pipelines - before == 1
         os.kill(own_redis.pid, signal.SIGCONT)
-        deadline = time.monotonic() + GUARD_SECONDS
-        while not all(c.done() for c in calls) and time.monotonic() < deadline:
-            assert group.outstanding <= 3
-            await asyncio.sleep(0)
+        most = 0
+
+        def answered() -> bool:
+            nonlocal most
+            most = max(most, group.outstanding)
+            return all(c.done() for c in calls)
+
+        await until(answered)
+        assert most <= 3
         assert [c.result() for c in calls] == [str(i).encode() for i in range(10)]
         assert group.pipelines - before >= 4
 
@@ -366,7 +406,7 @@ async def test_calls_wait_in_the_queue_while_the_connection_asks_for_a_pause(
         assert own_redis.pid is not None
         os.kill(own_redis.pid, signal.SIGSTOP)
         calls = [group.submit(echo, [], [arg]) for arg in big]
-        await asyncio.sleep(0.2)
+        await until(lambda: paused(group))
         # The socket's buffers are full: the rest stay queued, not in the transport.
         assert 0 < group.outstanding < 100
         assert group.pipelines - before < 25
@@ -385,8 +425,9 @@ async def test_a_redis_that_stops_answering_fails_the_calls_after_the_socket_tim
         os.kill(own_redis.pid, signal.SIGSTOP)
         started = time.monotonic()
         with pytest.raises(RedisTimeoutError):
-            await asyncio.wait_for(group.run(echo, [], ["stuck"]), 5)
-        assert 0.3 <= time.monotonic() - started < 3
+            await within(group.run(echo, [], ["stuck"]))
+        # Not before the timeout (however long after it a loaded machine gets round to it).
+        assert time.monotonic() - started >= 0.29
         os.kill(own_redis.pid, signal.SIGCONT)
         assert await within(group.run(echo, [], ["again"])) == b"again"
 
@@ -401,7 +442,7 @@ async def test_closing_fails_the_unanswered_calls_and_refuses_new_ones(
         assert own_redis.pid is not None
         os.kill(own_redis.pid, signal.SIGSTOP)
         written = group.submit(echo, [], ["written"])
-        await asyncio.sleep(0.05)
+        await until(lambda: group.outstanding == 1)
         queued = group.submit(echo, [], ["queued"])
         await group.aclose()
         for call in (written, queued):
@@ -566,6 +607,8 @@ _args = st.one_of(
 _command = st.tuples(st.sampled_from(["EVALSHA", "SET", "GET"]), st.lists(_args, max_size=8))
 
 
+# No deadline: an example takes what the machine gives it, and a slow one is no bug.
+@settings(deadline=None, derandomize=True)
 @given(st.lists(_command, min_size=1, max_size=6))
 def test_the_pipeline_packer_writes_exactly_what_redis_py_would(
     made: list[tuple[str, list[object]]],

@@ -122,3 +122,19 @@ async def test_renewing_many_leases_extends_the_live_ones_and_names_each_failure
     await asyncio.sleep(0.4)  # past the 300 ms the leases were taken for
     for i in (0, 1, 3, 5):
         assert await store.holder(metas[i].id) == Holder("proc-a", live[i].fence)
+
+
+async def test_a_lease_is_taken_and_renewed_for_milliseconds_not_seconds(
+    store: TableStore, redis_client: aioredis.Redis
+) -> None:
+    meta, _ = await new_table(store, seed=1)
+    key = f"pdk:{{{meta.id}}}:lease"
+    lease = await store.acquire(meta.id, "proc-a", 60_000)
+    assert isinstance(lease, Lease)
+    # A lease read in seconds would last a thousand times longer: an owner that died
+    # would keep its table for hours instead of seconds.
+    assert 30_000 < await redis_client.pttl(key) <= 60_000
+    await store.renew(lease, 40_000)
+    assert 20_000 < await redis_client.pttl(key) <= 40_000
+    assert await store.renew_all([lease], 50_000) == [None]
+    assert 25_000 < await redis_client.pttl(key) <= 50_000

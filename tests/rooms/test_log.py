@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from server import engine
@@ -11,11 +12,18 @@ from server.rooms.log import (
     LogEntry,
     NewMatch,
     Replay,
+    TableMeta,
     bot_seed,
     match_seed,
     rebuild,
 )
 from server.rooms.tables import CreateTableRequest, build_table
+
+
+def seeded(seed: int, secret: str = "") -> TableMeta:
+    """A table's meta with ``seed`` and ``secret`` (the rest as created)."""
+    meta, _ = build_table(CreateTableRequest(seed=1))
+    return msgspec.structs.replace(meta, seed=seed, secret=secret)
 
 
 def play_out(state: engine.MatchState) -> list[LogEntry]:
@@ -78,9 +86,15 @@ def test_derived_seeds_are_stable_and_distinct() -> None:
     assert match_seed(42, 0) == 42
     assert match_seed(42, 1) == match_seed(42, 1)
     assert len({match_seed(42, k) for k in range(50)}) == 50
-    assert bot_seed(42, 1, 10) == bot_seed(42, 1, 10)
-    assert bot_seed(42, 1, 10) not in {bot_seed(42, 2, 10), bot_seed(42, 1, 11)}
-    assert all(0 <= bot_seed(s, 1, 2) < 2**63 for s in range(20))
+    table = seeded(42)
+    assert bot_seed(table, 1, 10) == bot_seed(table, 1, 10)
+    assert bot_seed(table, 1, 10) not in {bot_seed(table, 2, 10), bot_seed(table, 1, 11)}
+    assert all(0 <= bot_seed(seeded(s), 1, 2) < 2**63 for s in range(20))
+
+
+def test_a_bot_seed_comes_from_the_secret_not_the_public_seed_when_there_is_one() -> None:
+    assert bot_seed(seeded(42, "sec"), 1, 10) == bot_seed(seeded(7, "sec"), 1, 10)
+    assert bot_seed(seeded(42, "sec"), 1, 10) != bot_seed(seeded(42, "other"), 1, 10)
 
 
 def test_derived_seeds_never_change_between_versions() -> None:
@@ -88,8 +102,8 @@ def test_derived_seeds_never_change_between_versions() -> None:
     # derive exactly the same numbers (these are what the derivation gave before).
     assert match_seed(5, 3) == 5124102383666822537
     assert match_seed(5, 2, "x") == 5699659983750272930
-    assert bot_seed(5, 1, 9) == 2867719263264040393
-    assert bot_seed(5, 2, 9, "sec") == 4456515559226296815
+    assert bot_seed(seeded(5), 1, 9) == 2867719263264040393
+    assert bot_seed(seeded(5, "sec"), 2, 9) == 4456515559226296815
 
 
 def test_a_replay_read_after_every_entry_agrees_with_rebuilding_each_prefix() -> None:

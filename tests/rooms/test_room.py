@@ -9,12 +9,20 @@ from typing import Any
 import msgspec
 import pytest
 import redis.asyncio as aioredis
-from room_helpers import GUARD_SECONDS, Socket, lease_of, log_of, new_table, seed_where_leader_is
+from room_helpers import (
+    GUARD_SECONDS,
+    Socket,
+    lease_of,
+    log_of,
+    new_table,
+    seed_where_leader_is,
+    take_over,
+)
 
 from server import engine
 from server.engine import NextDeal, Pass, Play
 from server.protocol import CloseCode
-from server.rooms.commands import AskHint, BotMove, Command
+from server.rooms.commands import AskHint, BotMove, Command, InviteSeat
 from server.rooms.log import BotSpeed, NewMatch, TableMeta, rebuild
 from server.rooms.registry import Registry, TableBusy
 from server.rooms.room import Room
@@ -204,7 +212,7 @@ async def test_an_action_made_one_version_ago_is_refused_as_stale_and_changes_no
     assert (await follower.next("state"))["version"] == 2
 
 
-async def test_bot_speed_changed_mid_turn_by_any_human_is_stored_and_shown_to_all(
+async def test_bot_speed_changed_mid_turn_by_the_host_is_stored_and_shown_to_all(
     store: TableStore, registry: Registry
 ) -> None:
     meta, _ = await new_table(
@@ -214,7 +222,7 @@ async def test_bot_speed_changed_mid_turn_by_any_human_is_stored_and_shown_to_al
     (first, shown_first), (second, shown_second) = await seat_all(room, [0, 1])
     for frame in (shown_first, shown_second):
         assert (view(frame)["turn"], frame["table"]["bot_speed_ms"]) == (2, 5000)
-    room.submit(second.conn, 0, BotSpeed(ms=0, seat=1))
+    room.submit(first.conn, 0, BotSpeed(ms=0, seat=0))
     for sock in (first, second):
         frame = await sock.next("state")
         # A table setting: shown to all at once, and the version (the log) does not move.
@@ -338,8 +346,7 @@ async def test_an_owner_whose_lease_was_taken_over_writes_nothing_and_closes(
     sock = await seated(room, 0)
     hints = view(await sock.next("state"))["hints"]
     # As if this process had stalled past its lease: it expires, another one takes over.
-    await redis_client.delete(f"pdk:{{{meta.id}}}:lease")
-    successor = await lease_of(store, meta.id, "successor")
+    successor = await take_over(redis_client, meta.id)
     assert successor.fence == room.lease.fence + 1
     room.submit(sock.conn, 0, Play(seat=0, cards=hints[0]))
     await asyncio.wait_for(room.wait_closed(), GUARD_SECONDS)
@@ -450,6 +457,50 @@ async def test_a_seat_whose_last_socket_leaves_is_shown_disconnected_to_the_othe
     await seated(room, 1)
     frame = await staying.next("state")
     assert [s["connected"] for s in frame["table"]["seats"]] == [True, True, False]
+
+
+async def test_a_fifth_socket_on_a_seat_ends_its_oldest_with_close_4409(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, _ = await new_table(store, seed=seed_where_leader_is(0), humans=3, bots=[])
+    room = await open_room(registry, meta.id)
+    socks = [await seated(room, 0) for _ in range(5)]
+    frame = await socks[-1].next("state")
+    assert frame["table"]["seats"][0]["connected"] is True
+    assert socks[0].conn.close_code == CloseCode.REPLACED
+    assert [s.conn.close_code for s in socks[1:]] == [None] * 4
+    # The four left hear the table move on; the replaced one hears nothing more.
+    room.submit(socks[-1].conn, 0, Play(seat=0, cards=view(frame)["hints"][0]))
+    for sock in socks[1:]:
+        assert (await sock.state_where(lambda f: f["version"] == 1))["version"] == 1
+    while not socks[0].frames.empty():
+        assert socks[0].frames.get_nowait()["version"] == 0
+
+
+async def test_an_invite_is_handed_out_only_once_its_seat_change_is_stored(
+    store: TableStore, registry: Registry, redis_client: aioredis.Redis
+) -> None:
+    meta, _ = await new_table(store, seed=seed_where_leader_is(0), humans=2, bots=["easy"])
+    room = await open_room(registry, meta.id)
+    host = await seated(room, 0)
+    await host.next("state")
+    before = await store.load_meta(meta.id)
+    # The meta write will be refused (another process took the table): a token handed
+    # out before it would open nothing anywhere.
+    await take_over(redis_client, meta.id)
+    room.submit(host.conn, 0, InviteSeat(seat=1))
+    await asyncio.wait_for(room.wait_closed(), GUARD_SECONDS)
+    assert host.conn.close_code == CloseCode.TABLE_UNAVAILABLE
+    assert [f["type"] for f in drain(host)] == []
+    assert await store.load_meta(meta.id) == before
+
+
+def drain(sock: Socket) -> list[dict[str, Any]]:
+    """The frames ``sock`` has been sent and not yet read."""
+    frames = []
+    while not sock.frames.empty():
+        frames.append(sock.frames.get_nowait())
+    return frames
 
 
 def inject(room: Room, command: Command) -> None:

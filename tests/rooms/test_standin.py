@@ -3,64 +3,17 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from room_helpers import Socket, new_table, seed_where_leader_is
+from room_helpers import START, FakeClock, Socket, new_table, seed_where_leader_is
 
 from server.engine import NextDeal, Pass, Play
 from server.rooms.commands import Back, SendEmote
 from server.rooms.registry import Registry
 from server.rooms.room import Room
 from server.rooms.store import TableStore
-
-START = 1_800_000_000.0
-
-
-@dataclass
-class _Timer:
-    when: float
-    callback: Callable[[], None]
-    cancelled: bool = False
-
-    def cancel(self) -> None:
-        self.cancelled = True
-
-
-@dataclass
-class FakeClock:
-    """Wall-clock time that stands still until ``advance``; timers fire then."""
-
-    t: float = START
-    timers: list[_Timer] = field(default_factory=list)
-
-    def now(self) -> float:
-        return self.t
-
-    def call_at(self, when: float, callback: Callable[[], None]) -> _Timer:
-        timer = _Timer(when, callback)
-        self.timers.append(timer)
-        if when <= self.t:  # already due: soon, as a real timer with no delay left
-            asyncio.get_running_loop().call_soon(self._fire, timer)
-        return timer
-
-    def _fire(self, timer: _Timer) -> None:
-        if not timer.cancelled:
-            timer.cancelled = True
-            timer.callback()
-
-    def pending(self) -> list[float]:
-        """When the timers not yet fired or cancelled are due."""
-        return sorted(t.when for t in self.timers if not t.cancelled)
-
-    def advance(self, seconds: float) -> None:
-        self.t += seconds
-        for timer in list(self.timers):
-            if timer.when <= self.t:
-                self._fire(timer)
 
 
 @pytest.fixture
