@@ -63,7 +63,7 @@ def history(meta: TableMeta, entries: list[LogEntry]) -> History:
         if isinstance(entry, NewMatch):
             match_no += 1
             state = engine.new_match(
-                meta.rules, match_seed(meta.seed, match_no, meta.secret), meta.deals
+                meta.rules, match_seed(meta.seed, match_no, meta.secret), meta.deals, entry.entropy
             )
             dealt = _hands(state)
         elif isinstance(entry, Play | Pass | NextDeal):

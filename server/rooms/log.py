@@ -90,8 +90,12 @@ class TableMeta(msgspec.Struct, frozen=True):
         return sum(1 for s in self.seats if s.kind == "human")
 
 
-class NewMatch(msgspec.Struct, frozen=True, tag="new_match"):
-    """Start a new match with the same settings; its deals come from ``match_seed``."""
+class NewMatch(msgspec.Struct, frozen=True, omit_defaults=True, tag="new_match"):
+    """Start a new match with the same settings; its deals come from ``match_seed``.
+
+    ``entropy``: the seats' client seeds mixed into its first deal (server.fairness)."""
+
+    entropy: tuple[str, ...] = ()
 
 
 class BotSpeed(msgspec.Struct, frozen=True, tag="bot_speed"):
@@ -164,6 +168,7 @@ class Replay:
         self.turn_version = 0
         self._match: engine.MatchState | None = None
         self._pending: list[engine.Action] = []
+        self._entropy: tuple[str, ...] = ()
 
     def feed(self, entry: LogEntry) -> None:
         """Read the next entry of the log."""
@@ -177,6 +182,7 @@ class Replay:
             self.match_no += 1
             self._match = None
             self._pending = []
+            self._entropy = entry.entropy
         else:
             self._pending.append(entry)
 
@@ -187,7 +193,7 @@ class Replay:
         if self._match is None:
             meta = self._meta
             seed = match_seed(meta.seed, self.match_no, meta.secret)
-            self._match = engine.new_match(meta.rules, seed, meta.deals)
+            self._match = engine.new_match(meta.rules, seed, meta.deals, self._entropy)
         pending, self._pending = self._pending, []
         for action in pending:
             engine.apply(self._match, action)
