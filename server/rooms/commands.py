@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from server.bots import BotAction
 from server.engine import NextDeal, Pass, Play
 
+from .entropy import EntropyDue, GiveEntropy
 from .log import BotSpeed, NewMatch
 from .seats import Listener
 from .updates import Closing
@@ -102,6 +103,7 @@ Request = (
     | WatchLink
     | SendEmote
     | Rename
+    | GiveEntropy
 )
 
 
@@ -172,4 +174,4 @@ class Stop:
     why: Closing
 
 
-Command = Attach | Detach | Submit | BotMove | StandinDue | Resync | Idle | Stop
+Command = Attach | Detach | Submit | BotMove | StandinDue | Resync | Idle | Stop | EntropyDue

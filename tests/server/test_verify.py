@@ -118,6 +118,7 @@ TAMPERINGS: dict[Callable[[Record], None], ProblemCode] = {
     own_hand_swapped: ProblemCode.HAND_MISMATCH,
     a_result_forged: ProblemCode.RESULT_MISMATCH,
     a_move_dropped: ProblemCode.MOVES_DIVERGE,
+    deal_2_ignores_this_seats_seed: ProblemCode.ENTROPY_IGNORED,
 }
 
 
@@ -129,6 +130,7 @@ def test_a_real_record_passes_and_each_tampered_copy_fails_with_its_reason(
     honest = run_verify(tmp_path, record)
     assert honest.returncode == 0, honest.stdout + honest.stderr
     assert honest.stdout.count("moves replayed legally") == 5, honest.stdout
+    assert honest.stdout.count("dealt with client seeds") == 4, honest.stdout
     for tamper, code in TAMPERINGS.items():
         forged = copy.deepcopy(record)
         tamper(forged)
