@@ -15,10 +15,21 @@ A deal asked for while a seated, connected human has not given its seed waits
 for it, at most ``ENTROPY_WAIT_SECONDS``; then it is dealt without, and the record
 shows that seat gave none.  The only request held meanwhile is the one asking
 for the deal: nothing a client sends makes the room hold more.
+
+Two rules keep a table's creator from knowing a friend's cards when the creator
+chose the table's seed (no server secret: they know the server's seed):
+
+- the seeds mixed into each deal are published only with the match's seed, once
+  the match is over (knowing the seed and every client seed is knowing every hand);
+- on such a table with two or more humans, a human seat that gave no seed gets a
+  fresh secret from the server instead, shown as such in the record
+  (``SERVER_FILLED`` + 32 hex digits), so no deal is ever dealt from what the
+  creator alone knows.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -33,12 +44,16 @@ from .seats import Listener
 
 __all__ = [
     "ENTROPY_WAIT_SECONDS",
+    "SERVER_FILLED",
     "EntropyDue",
     "EntropyRound",
     "GiveEntropy",
     "PublishedFairness",
     "published",
 ]
+
+# Marks a seat's slot that the server filled with its own fresh secret (see above).
+SERVER_FILLED = "s:"
 
 # How long a deal waits for a connected human's client seed (a client answers the
 # commitment at once, so this only ever runs out for an old client or a lost frame).
@@ -100,7 +115,8 @@ def published(
     return PublishedFairness(
         commitments=commitments,
         reveal=fairness.Reveal(state.seed, salt) if over else None,
-        entropy=tuple(state.entropy),
+        # With the seed only: a creator who chose the seed could deal every hand from it.
+        entropy=tuple(state.entropy) if over else (),
         upcoming=None if nxt is None else Upcoming(*nxt, received=received),
     )
 
@@ -168,11 +184,18 @@ class EntropyRound:
         """The seats of ``waited_for`` whose seed is not in yet."""
         return [seat for seat in waited_for if seat not in self.seeds]
 
-    def stamp(self, entry: NextDeal | NewMatch, seats: int) -> NextDeal | NewMatch:
-        """``entry`` carrying the seeds given, in seat order (unchanged if none was)."""
-        if not self.seeds:
+    def stamp(self, entry: NextDeal | NewMatch, meta: TableMeta) -> NextDeal | NewMatch:
+        """``entry`` carrying the seeds given, in seat order (unchanged if none was and
+        none is needed)."""
+        given = dict(self.seeds)
+        if not meta.secret and meta.humans >= 2:
+            # The creator knows the server's seed: a silent human's slot gets a secret.
+            for seat in meta.seats:
+                if seat.kind == "human" and seat.seat not in given:
+                    given[seat.seat] = SERVER_FILLED + secrets.token_hex(16)
+        if not given:
             return entry
-        seeds = tuple(self.seeds.get(seat, "") for seat in range(seats))
+        seeds = tuple(given.get(seat, "") for seat in range(len(meta.seats)))
         return msgspec.structs.replace(entry, entropy=seeds)
 
     def dealt(self) -> None:

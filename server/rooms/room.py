@@ -497,7 +497,7 @@ class Room:
         events: list[Event] = []
         new_state: engine.MatchState | None = None
         if isinstance(entry, NextDeal | NewMatch):
-            entry = self._entropy.stamp(entry, len(self.meta.seats))
+            entry = self._entropy.stamp(entry, self.meta)
         if isinstance(entry, Play | Pass | NextDeal):
             try:
                 events = engine.apply(self._state, entry)
