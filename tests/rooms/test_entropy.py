@@ -116,8 +116,7 @@ async def test_a_seat_that_never_sends_a_seed_is_waited_for_then_dealt_without(
     assert (await sock.next("error"))["code"] == "entropy_closed"
     assert (await log_of(store, meta.id))[end["version"] :] == []
     clock.advance(ENTROPY_WAIT_SECONDS)
-    dealt = await sock.state_where(lambda f: view(f)["deal_no"] == 2)
-    assert dealt["version"] == end["version"] + 1
+    await sock.state_where(lambda f: view(f)["deal_no"] == 2)
     assert (await log_of(store, meta.id))[end["version"]] == NextDeal()
 
 
