@@ -38,6 +38,9 @@ WIRE_TESTS = [
 APP_TESTS = ["tests/server/test_app.py"]
 # The socket's own limits (join timeout, frame size, flooding) are tested apart.
 SOCKET_LIMIT_TESTS = ["tests/server/test_limits.py"]
+# Provably fair shuffles: the verifier on tampered records, the players' entropy.
+VERIFY_TESTS = ["tests/server/test_verify.py"]
+ENTROPY_TESTS = ["tests/rooms/test_entropy.py", "tests/server/test_fairness.py"]
 
 
 class Mutant(NamedTuple):
@@ -814,6 +817,28 @@ MUTANTS = [
         "        if take_frames is not None:\n            take_frames(None)",
         "        pass",
         WIRE_TESTS,
+    ),
+    # -- provably fair shuffles --
+    Mutant(
+        "verify-accepts-a-commitment-published-after-the-cards",
+        "server/verify.py",
+        "deal.first_commitment > deal.first_shown",
+        "False",
+        VERIFY_TESTS,
+    ),
+    Mutant(
+        "verify-trusts-the-revealed-cards",
+        "server/verify.py",
+        "    if revealed != left:",
+        "    if False:",
+        VERIFY_TESTS,
+    ),
+    Mutant(
+        "deal-ignores-the-players-seeds",
+        "server/rooms/entropy.py",
+        "        if not given:\n            return entry",
+        "        if True:\n            return entry",
+        ENTROPY_TESTS,
     ),
 ]
 
