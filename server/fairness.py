@@ -23,11 +23,25 @@ function of its seed.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from server.engine.cards import CardCode, card_code, deal_hands
+from server.errors import ServerError
 
-__all__ = ["COMMITMENT_FORMAT", "Reveal", "commitment", "dealt_hand", "match_salt"]
+__all__ = [
+    "CLIENT_SEED_PATTERN",
+    "COMMITMENT_FORMAT",
+    "ENTROPY_REFUSALS",
+    "EntropyError",
+    "EntropyReason",
+    "Reveal",
+    "Upcoming",
+    "commitment",
+    "dealt_hand",
+    "match_salt",
+]
 
 COMMITMENT_FORMAT = "paodekuai-deal/v1/{salt}/{seed}/{deal_no}"
 
@@ -38,6 +52,39 @@ class Reveal:
 
     seed: int
     salt: str
+
+
+# A client seed: 128 bits as 32 lowercase hex digits, nothing else (server.protocol).
+CLIENT_SEED_PATTERN = "^[0-9a-f]{32}$"
+
+
+class EntropyReason(StrEnum):
+    """Why a room refused a client seed (the wire codes of ``EntropyError``)."""
+
+    # No deal awaits a seed now, or the commitment answered is not the upcoming deal's.
+    ENTROPY_CLOSED = "entropy_closed"
+    # This seat already gave another seed for the upcoming deal.
+    ENTROPY_GIVEN = "entropy_given"
+
+
+class EntropyError(ServerError[EntropyReason]):
+    """A client seed the room refused; the deal will not mix it."""
+
+
+# The error codes that tell a seat its seed was not taken (``server.verify`` accepts a
+# deal without a seed the record shows refused with one of these).
+ENTROPY_REFUSALS = frozenset({*(r.value for r in EntropyReason), "rate_limited"})
+
+
+@dataclass(frozen=True, slots=True)
+class Upcoming:
+    """The deal about to be dealt: its commitment, published before any seat sends its
+    client seed, and which seats' seeds the room holds for it."""
+
+    match_no: int
+    deal_no: int
+    commitment: str
+    received: tuple[bool, ...]
 
 
 def match_salt(root: str | int, match_no: int) -> str:
@@ -51,6 +98,9 @@ def commitment(seed: int, salt: str, deal_no: int) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def dealt_hand(removed_ace: CardCode, seed: int, deal_no: int, seat: int) -> list[str]:
-    """The cards (codes, sorted) that ``seat`` was dealt in deal ``deal_no`` from ``seed``."""
-    return [card_code(card) for card in deal_hands(removed_ace, seed, deal_no)[seat]]
+def dealt_hand(
+    removed_ace: CardCode, seed: int, deal_no: int, seat: int, entropy: Sequence[str] = ()
+) -> list[str]:
+    """The cards (codes, sorted) that ``seat`` was dealt in deal ``deal_no`` from ``seed``
+    and the seats' client seeds ``entropy``."""
+    return [card_code(card) for card in deal_hands(removed_ace, seed, deal_no, entropy)[seat]]

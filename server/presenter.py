@@ -23,6 +23,7 @@ from typing import Any
 from server import metrics
 from server.engine import NextDeal, Pass, Play, Reason
 from server.errors import ServerError
+from server.fairness import EntropyReason
 from server.protocol import (
     BackMsg,
     BotSpeedMsg,
@@ -30,6 +31,7 @@ from server.protocol import (
     CloseCode,
     EmoteMsg,
     EmoteReply,
+    EntropyMsg,
     ErrorMsg,
     FairnessInfo,
     HintMsg,
@@ -51,6 +53,7 @@ from server.protocol import (
     SeatInfo,
     StateMsg,
     TableInfo,
+    UpcomingInfo,
     VersionedMessage,
     WatchLinkMsg,
     WatchMsg,
@@ -69,6 +72,7 @@ from server.rooms.commands import (
     SendEmote,
     WatchLink,
 )
+from server.rooms.entropy import GiveEntropy
 from server.rooms.log import BotSpeed, NewMatch
 from server.rooms.seating import SeatError, SeatReason, on_auto
 from server.rooms.tokens import invite_path
@@ -104,7 +108,13 @@ __all__ = [
 
 # Every reason enum whose codes reach a client in an ``error`` frame (docs/protocol.md
 # lists them, and the client words each one).
-WIRE_REASONS: tuple[type[StrEnum], ...] = (ProtocolErrorCode, RoomReason, SeatReason, Reason)
+WIRE_REASONS: tuple[type[StrEnum], ...] = (
+    ProtocolErrorCode,
+    RoomReason,
+    SeatReason,
+    Reason,
+    EntropyReason,
+)
 
 PONG = encode(Pong())
 
@@ -151,6 +161,9 @@ def read(raw: str | bytes, max_bytes: int, *, seat: int, version: int) -> Inboun
     if isinstance(message, EmoteMsg):
         # An emote changes nothing at the table, so it is never stale.
         return ToRoom(version, SendEmote(message.emote))
+    if isinstance(message, EntropyMsg):
+        # Bound to the commitment it answers, not to a version.
+        return ToRoom(version, GiveEntropy(message.commitment, message.seed))
     return ToRoom(message.version, request_for(message, seat))
 
 
@@ -166,7 +179,7 @@ def read_watching(raw: str | bytes, max_bytes: int, *, version: int) -> str:
 
 def _decode_joined(
     raw: str | bytes, max_bytes: int, version: int
-) -> VersionedMessage | EmoteMsg | Answer:
+) -> VersionedMessage | EmoteMsg | EntropyMsg | Answer:
     """A joined socket's frame, or the answer it gets at once (refusal, pong, second join)."""
     try:
         message = decode_client(raw, max_bytes)
@@ -235,6 +248,15 @@ def table_info(table: TableSnapshot) -> TableInfo:
             commitments=list(table.commitments),
             seed=table.reveal.seed if table.reveal else None,
             salt=table.reveal.salt if table.reveal else None,
+            entropy=[list(seeds) for seeds in table.entropy],
+            next=None
+            if table.upcoming is None
+            else UpcomingInfo(
+                match_no=table.upcoming.match_no,
+                deal_no=table.upcoming.deal_no,
+                commitment=table.upcoming.commitment,
+                received=list(table.upcoming.received),
+            ),
         ),
         turn_seconds=meta.turn_seconds,
         grace_seconds=meta.grace_seconds,

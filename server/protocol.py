@@ -17,6 +17,7 @@ from server.config import MAX_BOT_SPEED_MS, MAX_RAW_NAME_CHARS
 from server.engine.actions import Event
 from server.engine.view import PublicView, SeatView
 from server.errors import ServerError
+from server.fairness import CLIENT_SEED_PATTERN
 from server.rooms.emotes import Emote
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "CloseCode",
     "EmoteMsg",
     "EmoteReply",
+    "EntropyMsg",
     "ErrorMsg",
     "FairnessInfo",
     "HintMsg",
@@ -49,6 +51,7 @@ __all__ = [
     "ServerMessage",
     "StateMsg",
     "TableInfo",
+    "UpcomingInfo",
     "VersionedMessage",
     "WatchLinkMsg",
     "WatchMsg",
@@ -180,6 +183,14 @@ class EmoteMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="emo
     emote: Emote
 
 
+class EntropyMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="entropy"):
+    """The sender's client seed for the upcoming deal, bound to the commitment it answers
+    (``fairness.next.commitment``): 32 lowercase hex digits from a secure random source."""
+
+    commitment: Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")]
+    seed: Annotated[str, msgspec.Meta(pattern=CLIENT_SEED_PATTERN)]
+
+
 class PingMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="ping"):
     """Keep-alive; answered with ``pong``."""
 
@@ -199,6 +210,7 @@ ClientMessage: TypeAlias = (
     | OpenSeatMsg
     | WatchLinkMsg
     | EmoteMsg
+    | EntropyMsg
     | PingMsg
 )
 # What a joined connection forwards to its room: every one carries a version.
@@ -232,6 +244,7 @@ _CLIENT_TYPES = frozenset(
         "open_seat",
         "watch_link",
         "emote",
+        "entropy",
         "rename",
         "ping",
     }
@@ -264,13 +277,26 @@ class ClockInfo(msgspec.Struct, frozen=True):
     remaining_ms: int
 
 
+class UpcomingInfo(msgspec.Struct, frozen=True):
+    """The deal dealt next (in this match or the next): its commitment, which each human
+    seat answers with a client seed, and which seats' seeds are in."""
+
+    match_no: int
+    deal_no: int
+    commitment: str
+    received: list[bool]
+
+
 class FairnessInfo(msgspec.Struct, frozen=True):
     """Provably fair shuffles (server.fairness): one commitment per deal of this match so
-    far, published as the deal starts; the match's seed and salt once it is over."""
+    far; the match's seed and salt once it is over; the client seeds mixed into each deal
+    ("" for none); the upcoming deal while one is awaited."""
 
     commitments: list[str]
     seed: int | None = None
     salt: str | None = None
+    entropy: list[list[str]] = msgspec.field(default_factory=list)
+    next: UpcomingInfo | None = None
 
 
 class TableInfo(msgspec.Struct, frozen=True):

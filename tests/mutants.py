@@ -45,6 +45,9 @@ CLUSTER_TESTS = [
     "tests/cluster/test_node.py",
     "tests/cluster/test_processes.py",
 ]
+# Provably fair shuffles: the verifier on tampered records, the players' entropy.
+VERIFY_TESTS = ["tests/server/test_verify.py"]
+ENTROPY_TESTS = ["tests/rooms/test_entropy.py", "tests/server/test_fairness.py"]
 
 
 class Mutant(NamedTuple):
@@ -933,6 +936,28 @@ MUTANTS = [
         "                    if version != room.version:",
         "                    if version > room.version:",
         CLUSTER_TESTS,
+    ),
+    # -- provably fair shuffles --
+    Mutant(
+        "verify-accepts-a-commitment-published-after-the-cards",
+        "server/verify.py",
+        "deal.first_commitment > deal.first_shown",
+        "False",
+        VERIFY_TESTS,
+    ),
+    Mutant(
+        "verify-trusts-the-revealed-cards",
+        "server/verify.py",
+        "    if revealed != left:",
+        "    if False:",
+        VERIFY_TESTS,
+    ),
+    Mutant(
+        "deal-ignores-the-players-seeds",
+        "server/rooms/entropy.py",
+        "        if not given:\n            return entry",
+        "        if True:\n            return entry",
+        ENTROPY_TESTS,
     ),
 ]
 

@@ -9,6 +9,7 @@ import { HistorySheet, replayFromHash } from "./history.js";
 import { bombEffect, lastCardEffect, travel } from "./motion.js";
 import { cardName, detectLanguage, language, setLanguage, t } from "./i18n.js";
 import { ApiError, Connection, createTable } from "./net.js";
+import { Entropy } from "./entropy.js";
 import {
   $,
   h,
@@ -216,8 +217,11 @@ function settle(msg) {
   if (msg.type === "error" || (msg.type === "state" && msg.version > app.pending.version)) app.pending = null;
 }
 
+const entropy = new Entropy((msg) => Boolean(app.conn?.send(msg)));
+
 function onMessage(msg) {
   settle(msg);
+  if (msg.type === "state") entropy.onState(msg);
   if (msg.type === "state") onState(msg);
   else if (msg.type === "watch") onState({ ...msg, view: watchedView(msg.view) });
   else if (msg.type === "hint") onHint(msg);

@@ -36,8 +36,14 @@ class Pass(msgspec.Struct, gc=False, frozen=True, tag="pass"):
     seat: int
 
 
-class NextDeal(msgspec.Struct, gc=False, frozen=True, tag="next_deal"):
-    """Deal the next hand of the match once the current deal is over."""
+class NextDeal(msgspec.Struct, gc=False, frozen=True, omit_defaults=True, tag="next_deal"):
+    """Deal the next hand of the match once the current deal is over.
+
+    ``entropy``: the client seed each seat gave for this deal ("" for none), mixed
+    into the shuffle (``cards.deal_key``); empty in logs from before client seeds.
+    """
+
+    entropy: tuple[str, ...] = ()
 
 
 Action: TypeAlias = Play | Pass | NextDeal

@@ -7,8 +7,9 @@ code (``"3S"``, ``"TH"``, ``"2S"``), which reads the same to people and tools.
 
 from __future__ import annotations
 
+import hashlib
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TypeAlias
 
 from .errors import InvalidActionError, Reason
@@ -24,6 +25,7 @@ __all__ = [
     "card_codes",
     "card_rank",
     "deal_hands",
+    "deal_key",
     "deck",
     "make_card",
     "parse_card",
@@ -96,9 +98,28 @@ def deck(removed_ace: CardCode) -> list[Card]:
     return [c for c in range(52) if c not in gone]
 
 
-def deal_hands(removed_ace: CardCode, seed: int, deal_no: int) -> list[list[Card]]:
-    """Deal the whole deck, 16 each, from ``seed`` and the deal number alone."""
+def deal_key(seed: int, deal_no: int, entropy: Sequence[str] = ()) -> str:
+    """The string the deck of deal ``deal_no`` is shuffled from.
+
+    Without player entropy (none given, or a log written before there was any) it is
+    ``paodekuai/{seed}/{deal_no}``.  With it (one client seed per seat, "" for a bot
+    or a seat that gave none) the server's seed is mixed with every seat's:
+    ``paodekuai/{sha256("paodekuai-mix/v1/{seed}/{deal_no}/{e0}/{e1}/{e2}")}/{deal_no}``,
+    so no side alone chooses the cards (docs/protocol.md, "Provably fair shuffles").
+    """
+    if not any(entropy):
+        return f"paodekuai/{seed}/{deal_no}"
+    mixed = hashlib.sha256(
+        f"paodekuai-mix/v1/{seed}/{deal_no}/{'/'.join(entropy)}".encode()
+    ).hexdigest()
+    return f"paodekuai/{mixed}/{deal_no}"
+
+
+def deal_hands(
+    removed_ace: CardCode, seed: int, deal_no: int, entropy: Sequence[str] = ()
+) -> list[list[Card]]:
+    """Deal the whole deck, 16 each, from ``seed``, the deal number and the seats' entropy."""
     cards = deck(removed_ace)
     # A string seed hashes the same way on every run and platform.
-    random.Random(f"paodekuai/{seed}/{deal_no}").shuffle(cards)
+    random.Random(deal_key(seed, deal_no, entropy)).shuffle(cards)
     return [sorted(cards[i * HAND_SIZE : (i + 1) * HAND_SIZE]) for i in range(3)]

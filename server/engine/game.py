@@ -57,11 +57,12 @@ __all__ = [
 MATCH_LENGTHS = (1, 5, 10)
 
 
-def new_match(rules: Rules, seed: int, deals: int = 1) -> MatchState:
-    """The first deal of a new match of ``deals`` deals, dealt from ``seed``."""
+def new_match(rules: Rules, seed: int, deals: int = 1, entropy: tuple[str, ...] = ()) -> MatchState:
+    """The first deal of a new match of ``deals`` deals, dealt from ``seed`` and the seats'
+    client seeds ``entropy`` (none: from ``seed`` alone)."""
     if deals not in MATCH_LENGTHS:
         raise ValueError(f"a match is 1, 5 or 10 deals, not {deals}")
-    hands = deal_hands(rules.removed_ace, seed, 1)
+    hands = deal_hands(rules.removed_ace, seed, 1, entropy)
     leader = _holder(hands, THREE_OF_SPADES)
     deal = DealState(
         deal_no=1,
@@ -70,12 +71,14 @@ def new_match(rules: Rules, seed: int, deals: int = 1) -> MatchState:
         leader=leader,
         needs_three_of_spades=rules.first_play_three_spades,
     )
-    return MatchState(rules=rules, seed=seed, deals=deals, deal=deal)
+    return MatchState(rules=rules, seed=seed, deals=deals, deal=deal, entropy=[entropy])
 
 
-def replay(rules: Rules, seed: int, deals: int, actions: Iterable[Action]) -> MatchState:
-    """The match that ``actions`` made, rebuilt from its rules and seed."""
-    state = new_match(rules, seed, deals)
+def replay(
+    rules: Rules, seed: int, deals: int, actions: Iterable[Action], entropy: tuple[str, ...] = ()
+) -> MatchState:
+    """The match that ``actions`` made, rebuilt from its rules, seed and first deal's entropy."""
+    state = new_match(rules, seed, deals, entropy)
     for action in actions:
         apply(state, action)
     return state
@@ -150,7 +153,7 @@ def apply(state: MatchState, action: Action) -> list[Event]:
     elif isinstance(action, Pass):
         events = _pass(state, action)
     elif isinstance(action, NextDeal):
-        events = _next_deal(state)
+        events = _next_deal(state, action.entropy)
     else:
         raise InvalidActionError(Reason.INVALID_POSITION, f"unknown action {action!r}")
     # The log must not share the caller's card list: it is what replays the match.
@@ -324,14 +327,15 @@ def _end_deal(state: MatchState, core: RankDeal) -> list[Event]:
     return events
 
 
-def _next_deal(state: MatchState) -> list[Event]:
+def _next_deal(state: MatchState, entropy: tuple[str, ...]) -> list[Event]:
     prev = state.deal
     if prev.result is None:
         raise InvalidActionError(Reason.DEAL_IN_PROGRESS, "the current deal is not over yet")
     if state.winners is not None:
         raise InvalidActionError(Reason.MATCH_OVER, "the match is over; start a new one")
     deal_no = prev.deal_no + 1
-    hands = deal_hands(state.rules.removed_ace, state.seed, deal_no)
+    hands = deal_hands(state.rules.removed_ace, state.seed, deal_no, entropy)
+    state.entropy.append(entropy)
     if state.rules.later_leader == "winner":
         leader = prev.result.winner
     else:

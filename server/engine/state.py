@@ -86,3 +86,5 @@ class MatchState(msgspec.Struct, gc=False):
     log: list[Action] = msgspec.field(default_factory=list)
     # Set when the last deal of the match ends: every seat tied for the most.
     winners: list[int] | None = None
+    # The seats' client seeds mixed into each deal so far (``cards.deal_key``), one per deal.
+    entropy: list[tuple[str, ...]] = msgspec.field(default_factory=list)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from server.bots import BotAction
 from server.engine import NextDeal, Pass, Play
 
+from .entropy import EntropyDue, GiveEntropy
 from .log import BotSpeed, NewMatch
 from .seats import Listener
 from .updates import Closing
@@ -92,7 +93,18 @@ SeatRequest = Back | InviteSeat | MakeBot | OpenSeat | WatchLink
 
 # What a human seat may ask of its table: an engine action, a table change, a seat
 # change, a hint or an emote.
-Request = Play | Pass | NextDeal | NewMatch | BotSpeed | AskHint | SeatRequest | SendEmote | Rename
+Request = (
+    Play
+    | Pass
+    | NextDeal
+    | NewMatch
+    | BotSpeed
+    | AskHint
+    | SeatRequest
+    | SendEmote
+    | Rename
+    | GiveEntropy
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,4 +178,4 @@ class Stop:
     why: Closing
 
 
-Command = Attach | Detach | Submit | BotMove | StandinDue | Resync | Idle | Stop
+Command = Attach | Detach | Submit | BotMove | StandinDue | Resync | Idle | Stop | EntropyDue

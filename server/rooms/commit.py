@@ -65,7 +65,7 @@ def prepare(
     """
     if isinstance(entry, NewMatch):
         seed = match_seed(meta.seed, match_no + 1, meta.secret)
-        new_match = engine.new_match(meta.rules, seed, meta.deals)
+        new_match = engine.new_match(meta.rules, seed, meta.deals, entry.entropy)
         after = meta_after(meta, entry, new_match, version + 1, now, standin=standin)
         events: list[Event] = [engine.DealStarted(deal_no=1, leader=new_match.deal.leader)]
         return Commit([entry], events, after, version + 1, new_match)

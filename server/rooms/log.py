@@ -91,8 +91,12 @@ class TableMeta(msgspec.Struct, frozen=True):
         return sum(1 for s in self.seats if s.kind == "human")
 
 
-class NewMatch(msgspec.Struct, frozen=True, tag="new_match"):
-    """Start a new match with the same settings; its deals come from ``match_seed``."""
+class NewMatch(msgspec.Struct, frozen=True, omit_defaults=True, tag="new_match"):
+    """Start a new match with the same settings; its deals come from ``match_seed``.
+
+    ``entropy``: the seats' client seeds mixed into its first deal (server.fairness)."""
+
+    entropy: tuple[str, ...] = ()
 
 
 class BotSpeed(msgspec.Struct, frozen=True, tag="bot_speed"):
@@ -185,6 +189,7 @@ class Replay:
         self.turn_version = 0
         self._match: engine.MatchState | None = None
         self._pending: list[engine.Action] = []
+        self._entropy: tuple[str, ...] = ()
 
     def feed(self, entry: LogEntry) -> None:
         """Read the next entry of the log."""
@@ -198,6 +203,7 @@ class Replay:
             self.match_no += 1
             self._match = None
             self._pending = []
+            self._entropy = entry.entropy
         else:
             self._pending.append(entry)
         if self._watcher is not None:
@@ -211,7 +217,7 @@ class Replay:
         if self._match is None:
             meta = self._meta
             seed = match_seed(meta.seed, self.match_no, meta.secret)
-            self._match = engine.new_match(meta.rules, seed, meta.deals)
+            self._match = engine.new_match(meta.rules, seed, meta.deals, self._entropy)
             if watcher is not None:
                 watcher.dealt(self.match_no, self._match.deal)
         pending, self._pending = self._pending, []

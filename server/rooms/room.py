@@ -31,9 +31,10 @@ from collections.abc import Callable
 import msgspec
 from redis.exceptions import RedisError
 
-from server import bots, engine, fairness, metrics
+from server import bots, engine, metrics
 from server.bots import BotAction
 from server.engine import EngineError, Event, NextDeal, Pass, Play
+from server.fairness import EntropyError
 from server.inbox import Inbox
 from server.usage import USAGE
 
@@ -59,6 +60,14 @@ from .commands import (
     WatchLink,
 )
 from .commit import prepare
+from .entropy import (
+    ENTROPY_WAIT_SECONDS,
+    EntropyDue,
+    EntropyRound,
+    GiveEntropy,
+    PublishedFairness,
+    published,
+)
 from .log import BotSpeed, NewMatch, TableMeta, TableState
 from .names import NameRefused, clean_name
 from .seat_requests import renamed, seat_change, with_bot_speed
@@ -111,6 +120,7 @@ class Room:
         "_audience",
         "_bots",
         "_clock",
+        "_entropy",
         "_fairness",
         "_idle_seconds",
         "_idle_timer",
@@ -173,8 +183,9 @@ class Room:
         self._standin = StandIn(self.id, self._clock, self._post, self._audience.humans)
         self._idle_timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
-        self._fairness: tuple[tuple[int, int, bool], tuple[str, ...], fairness.Reveal | None]
-        self._fairness = ((-1, -1, False), (), None)
+        self._fairness: tuple[tuple[object, ...], PublishedFairness | None] = ((), None)
+        # The players' client seeds for the upcoming deal (rooms/entropy.py).
+        self._entropy = EntropyRound()
         self.closed = False
 
     # --- read-only views for the registry and tests ---------------------------
@@ -321,6 +332,8 @@ class Room:
             self._resync(command.listener)
         elif isinstance(command, StandinDue):
             self._standin.play(command, self.meta, self._state, self._version, self._bot_speed_ms)
+        elif isinstance(command, EntropyDue):
+            await self._deal_parked(command.round)
 
     def _resync(self, listener: Listener) -> None:
         if listener in self._audience.humans.get(listener.seat, []):
@@ -403,6 +416,9 @@ class Room:
         if isinstance(request, SendEmote):
             self._emote(listener, request.emote)
             return
+        if isinstance(request, GiveEntropy):
+            await self._give_entropy(listener, request)
+            return
         if command.version != self._version:
             self._refuse(
                 listener,
@@ -442,8 +458,13 @@ class Room:
             await self._set_bot_speed(listener, request.ms)
         elif isinstance(request, Rename):
             await self._set_name(request.seat, request.name)
-        elif not await self._commit(request, listener):
-            return
+        else:
+            # A deal waits for the seated humans' client seeds (rooms/entropy.py).
+            held = isinstance(request, NextDeal | NewMatch) and self._await_entropy(
+                listener, request
+            )
+            if held or not await self._commit(request, listener):
+                return
         metrics.observe_action_latency(time.perf_counter() - command.received)
 
     async def _set_bot_speed(self, listener: Listener, ms: int) -> None:
@@ -492,6 +513,8 @@ class Room:
         standin: bool = False,
     ) -> bool:
         """Check, persist, then announce ``entry``; False when the engine refused it."""
+        if isinstance(entry, NextDeal | NewMatch):
+            entry = self._entropy.stamp(entry, self.meta)
         try:
             commit = prepare(
                 entry,
@@ -519,6 +542,8 @@ class Room:
             metrics.action_accepted(_KINDS[type(accepted)], by_bot=i > 0 or origin is None)
         self.meta = meta
         self._turn_version = commit.turn_version
+        if isinstance(entry, NextDeal | NewMatch):
+            self._entropy.dealt()
         if commit.new_match is not None:
             self._state = commit.new_match
             self._match_no += 1
@@ -593,6 +618,47 @@ class Room:
         if not self.closed:
             self._inbox.put_nowait(command)
 
+    # --- players' entropy (rooms/entropy.py) ------------------------------------
+
+    def _awaited(self) -> list[int]:
+        """The human seats a deal waits for: those with a socket to send a seed from."""
+        return [
+            s.seat
+            for s in self.meta.seats
+            if s.kind == "human" and self._audience.seat_has_socket(s.seat)
+        ]
+
+    async def _give_entropy(self, listener: Listener, given: GiveEntropy) -> None:
+        try:
+            new = self._entropy.offer(listener.seat, given, self.meta, self._state, self._match_no)
+        except EntropyError as exc:
+            self._refuse(listener, exc)
+            return
+        if self._entropy.parked is not None and not self._entropy.missing(self._awaited()):
+            await self._deal_parked(self._entropy.number)
+        elif new:
+            self._broadcast([])
+
+    def _await_entropy(self, listener: Listener, request: NextDeal | NewMatch) -> bool:
+        """Hold a request for a deal while a connected human's seed is missing (True), at
+        most ENTROPY_WAIT_SECONDS; a second request while one is held is that deal too."""
+        self._entropy.received(self.meta, self._state, self._match_no, len(self.meta.seats))
+        if not self._entropy.starts_upcoming(request, self._state):
+            return False
+        if self._entropy.parked is not None:
+            return True
+        if not self._entropy.missing(self._awaited()):
+            return False
+        self._entropy.parked = (listener, request)
+        due = EntropyDue(self._entropy.number)
+        self._clock.call_at(self._clock.now() + ENTROPY_WAIT_SECONDS, lambda: self._post(due))
+        return True
+
+    async def _deal_parked(self, number: int) -> None:
+        parked = self._entropy.parked
+        if parked is not None and number == self._entropy.number:
+            await self._commit(parked[1], parked[0])
+
     # --- emotes ---------------------------------------------------------------
 
     def _emote(self, listener: Listener, emote: str) -> None:
@@ -603,7 +669,9 @@ class Room:
 
     # --- what seats hear ------------------------------------------------------
 
-    def _refuse(self, listener: Listener, error: RoomError | EngineError | SeatError) -> None:
+    def _refuse(
+        self, listener: Listener, error: RoomError | EngineError | SeatError | EntropyError
+    ) -> None:
         listener.push(Refused(version=self._version, error=error))
 
     def _connected(self) -> tuple[bool, ...]:
@@ -617,30 +685,37 @@ class Room:
         )
 
     def _snapshot(self) -> TableSnapshot:
-        commitments, reveal = self._commitments()
+        fair = self._commitments()
         return TableSnapshot(
             meta=self.meta,
             connected=self._connected(),
             bot_speed_ms=self._bot_speed_ms,
             match_no=self._match_no,
-            commitments=commitments,
-            reveal=reveal,
+            commitments=fair.commitments,
+            reveal=fair.reveal,
+            entropy=fair.entropy,
+            upcoming=fair.upcoming,
             spectators=len(self._audience.spectators),
             now=self._clock.now(),
         )
 
-    def _commitments(self) -> tuple[tuple[str, ...], fairness.Reveal | None]:
-        """This match's deal commitments so far, and its seed and salt once it is over."""
+    def _commitments(self) -> PublishedFairness:
+        """This match's deal commitments and client seeds so far, its seed and salt once
+        over, and the upcoming deal's commitment (server.fairness, rooms/entropy.py)."""
         state = self._state
-        key = (self._match_no, state.deal.deal_no, state.winners is not None)
-        if self._fairness[0] != key:
-            salt = fairness.match_salt(self.meta.secret or self.meta.seed, self._match_no)
-            commitments = tuple(
-                fairness.commitment(state.seed, salt, n) for n in range(1, key[1] + 1)
-            )
-            reveal = fairness.Reveal(state.seed, salt) if key[2] else None
-            self._fairness = (key, commitments, reveal)
-        return self._fairness[1], self._fairness[2]
+        received = self._entropy.received(self.meta, state, self._match_no, len(self.meta.seats))
+        key = (
+            self._match_no,
+            state.deal.deal_no,
+            state.deal.result is not None,
+            state.winners is not None,
+            received,
+        )
+        cached = self._fairness[1]
+        if self._fairness[0] != key or cached is None:
+            cached = published(self.meta, state, self._match_no, received)
+            self._fairness = (key, cached)
+        return cached
 
     def _state_update(self, seat: int, snapshot: TableSnapshot, events: list[Event]) -> StateUpdate:
         return self._audience.state_update(self._state, self._version, seat, snapshot, events)

@@ -13,7 +13,7 @@ from typing import Any
 
 from server.engine import Event, PublicView, SeatView
 from server.errors import ServerError
-from server.fairness import Reveal
+from server.fairness import Reveal, Upcoming
 
 from .log import TableMeta
 
@@ -71,6 +71,9 @@ class TableSnapshot:
     # server.fairness: commitments to this match's deals so far; seed and salt once over.
     commitments: tuple[str, ...] = ()
     reveal: Reveal | None = None
+    # rooms/entropy.py: the client seeds mixed into each deal so far, and the upcoming deal.
+    entropy: tuple[tuple[str, ...], ...] = ()
+    upcoming: Upcoming | None = None
     spectators: int = 0
     # Wall-clock seconds when the snapshot was taken (the clock's time left is from it).
     now: float = 0.0

@@ -1,0 +1,145 @@
+"""A seat's game record, as a client keeps it: every frame it received and every client
+seed it sent (tests of ``server.fairness`` and ``server.verify`` share it)."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from wire import RawWebSocket, http_json
+
+from server.protocol import CloseCode
+
+__all__ = ["FAST", "RecordingSeat", "create_and_play", "play_match", "run_verify"]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# These scripted seats act as fast as the bots answer, far above a person's pace.
+FAST = ["--actions-per-second", "1000"]
+# The pause before joining again after close 4503 (a backoff, not a wait for an event).
+RETRY_SECONDS = 0.2
+
+
+Frame = dict[str, Any]
+
+
+class RecordingSeat:
+    """One seat's socket that plays (first hint, or pass; deals on) and keeps the record.
+
+    With ``seed_rng`` it answers every published upcoming commitment with a client seed
+    drawn from it, as the browser does (once per commitment, across reconnections)."""
+
+    def __init__(
+        self,
+        port: int,
+        table: str,
+        token: str,
+        *,
+        seed_rng: random.Random | None = None,
+        record: list[Frame] | None = None,
+    ) -> None:
+        self.record: list[Frame] = [] if record is None else record
+        self.seed_rng = seed_rng
+        self.answered: set[str] = set()
+        self.acted = -1
+        self.join = (port, table, token)
+        self.ws = RawWebSocket(port)
+        self.ws.send_json({"type": "join", "table": table, "token": token})
+
+    def reconnect(self, port: int, table: str, token: str) -> None:
+        """A new socket for the same seat (the server restarted), the record continued."""
+        self.ws.close()
+        self.acted = -1
+        self.join = (port, table, token)
+        self.ws = RawWebSocket(port)
+        self.ws.send_json({"type": "join", "table": table, "token": token})
+
+    def _answer(self, frame: Frame) -> None:
+        upcoming = (frame["table"].get("fairness") or {}).get("next")
+        if self.seed_rng is None or not upcoming or upcoming["commitment"] in self.answered:
+            return
+        self.answered.add(upcoming["commitment"])
+        sent = {
+            "type": "entropy",
+            "commitment": upcoming["commitment"],
+            "seed": f"{self.seed_rng.getrandbits(128):032x}",
+        }
+        self.ws.send_json(sent)
+        self.record.append(sent)
+
+    def play(self, until: Callable[[Frame], bool] | None = None) -> Frame:
+        """Play on until a state frame satisfies ``until`` (not acted on) or the match is
+        over; that frame."""
+        while True:
+            try:
+                frame = self.ws.recv_json()
+            except ConnectionError as exc:
+                # 4503: the table's last owner is gone and its lease not yet expired (a
+                # restarted server): join again, after a pause as a browser would.
+                if exc.args[1:] != (CloseCode.TABLE_UNAVAILABLE,):
+                    raise
+                time.sleep(RETRY_SECONDS)
+                self.reconnect(*self.join)
+                continue
+            if frame["type"] not in ("state", "error"):
+                continue
+            self.record.append(frame)
+            if frame["type"] == "error":
+                continue
+            self._answer(frame)
+            view = frame["view"]
+            if view["match_over"] or (until is not None and until(frame)):
+                return frame
+            if view["result"] is not None and frame["version"] > self.acted:
+                self.acted = frame["version"]
+                self.ws.send_json({"type": "next_deal", "version": frame["version"]})
+            elif view["turn"] == view["seat"] and frame["version"] > self.acted:
+                self.acted = frame["version"]
+                if view["hints"]:
+                    move = {"type": "play", "version": frame["version"], "cards": view["hints"][0]}
+                else:
+                    move = {"type": "pass", "version": frame["version"]}
+                self.ws.send_json(move)
+
+    def close(self) -> None:
+        self.ws.close()
+
+
+def play_match(
+    port: int, table: str, token: str, *, seed_rng: random.Random | None = None
+) -> list[Frame]:
+    """Seat ``token`` plays until the match is over; its record (state and error frames
+    received, entropy messages sent)."""
+    seat = RecordingSeat(port, table, token, seed_rng=seed_rng)
+    try:
+        seat.play()
+    finally:
+        seat.close()
+    return seat.record
+
+
+def create_and_play(
+    url: str, port: int, seed_rng: random.Random | None = None, **body: Any
+) -> list[dict[str, Any]]:
+    """Create a table (seat 0 human, bots answering at once) and play one match on seat 0."""
+    status, table = http_json("POST", f"{url}/api/tables", {"bot_speed_ms": 0, **body})
+    assert status == 201, table
+    return play_match(port, table["table"], table["seats"][0]["token"], seed_rng=seed_rng)
+
+
+def run_verify(tmp_path: Path, lines: list[dict[str, Any]]) -> subprocess.CompletedProcess[str]:
+    """``python -m server.verify`` on ``lines`` written as a JSON-lines record."""
+    path = tmp_path / "record.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines))
+    return subprocess.run(
+        [sys.executable, "-m", "server.verify", str(path)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
