@@ -11,10 +11,13 @@ from the server's seed and all of them (``engine.cards.deal_key``).  Nobody, the
 server included, chooses the cards: the server's seed is fixed before it sees a
 client seed, and no client sees another's before the deal.
 
-A deal asked for while a seated, connected human has not given its seed waits
-for it, at most ``ENTROPY_WAIT_SECONDS``; then it is dealt without, and the record
-shows that seat gave none.  The only request held meanwhile is the one asking
-for the deal: nothing a client sends makes the room hold more.
+A deal asked for while a seated, connected human whose client sends seeds (it
+has given one at this table since the room was loaded) has not given its seed
+waits for it, at most ``ENTROPY_WAIT_SECONDS``; then it is dealt without, and the
+record shows that seat gave none.  A client that never sends seeds (a script, a
+third-party client) is never waited for, so it never pays the wait.  The only
+request held meanwhile is the one asking for the deal: nothing a client sends
+makes the room hold more.
 
 Two rules keep a table's creator from knowing a friend's cards when the creator
 chose the table's seed (no server secret: they know the server's seed):
@@ -124,11 +127,13 @@ def published(
 class EntropyRound:
     """The client seeds given for the upcoming deal, and the deal request waiting for them."""
 
-    __slots__ = ("_key", "number", "parked", "seeds")
+    __slots__ = ("_key", "number", "parked", "seeds", "senders")
 
     def __init__(self) -> None:
         self._key: tuple[int, int, str] | None = None
         self.seeds: dict[int, str] = {}
+        # The seats whose clients have given a seed here: only they are waited for.
+        self.senders: set[int] = set()
         # The request that asked for the deal while seeds were awaited, and who sent it.
         self.parked: tuple[Listener, NextDeal | NewMatch] | None = None
         # Bumped whenever a deal is dealt: a wait that ran out for an older one is dropped.
@@ -170,6 +175,7 @@ class EntropyRound:
                 EntropyReason.ENTROPY_GIVEN, "this seat already gave its seed for this deal"
             )
         self.seeds[seat] = given.seed
+        self.senders.add(seat)
         return held is None
 
     @staticmethod

@@ -621,11 +621,13 @@ class Room:
     # --- players' entropy (rooms/entropy.py) ------------------------------------
 
     def _awaited(self) -> list[int]:
-        """The human seats a deal waits for: those with a socket to send a seed from."""
+        """The human seats a deal waits for: those with a socket whose client sends seeds."""
         return [
             s.seat
             for s in self.meta.seats
-            if s.kind == "human" and self._audience.seat_has_socket(s.seat)
+            if s.kind == "human"
+            and s.seat in self._entropy.senders
+            and self._audience.seat_has_socket(s.seat)
         ]
 
     async def _give_entropy(self, listener: Listener, given: GiveEntropy) -> None:

@@ -50,16 +50,21 @@ def fairness(frame: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
-async def to_result(room: Room, sock: Socket) -> dict[str, Any]:
-    """Play ``sock``'s turns (first hint, or pass) until the deal is over; that frame."""
+async def to_result(
+    room: Room, sock: Socket, frame: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Play ``sock``'s turns (first hint, or pass) from ``frame`` (else the next state)
+    until the deal is over; that frame."""
     while True:
-        frame = await sock.next("state")
+        if frame is None:
+            frame = await sock.next("state")
         v = view(frame)
         if v["result"] is not None:
             return frame
         if v["turn"] == sock.conn.seat:
             move = Play(v["seat"], v["hints"][0]) if v["hints"] else Pass(v["seat"])
             room.submit(sock.conn, frame["version"], move)
+        frame = None
 
 
 async def first_deal_over(
@@ -73,22 +78,43 @@ async def first_deal_over(
     return meta, room, sock, await to_result(room, sock)
 
 
+async def second_deal_over_as_a_sender(
+    store: TableStore, registry: Registry, **fields: Any
+) -> tuple[TableMeta, Room, Socket, dict[str, Any]]:
+    """The first deal over, the seat's seed given before it asks for the second (so
+    its client is one that sends seeds), and the second deal over."""
+    meta, room, sock, end = await first_deal_over(store, registry, **fields)
+    room.submit(sock.conn, end["version"], GiveEntropy(fairness(end)["next"]["commitment"], SEED_B))
+    room.submit(sock.conn, end["version"], NextDeal())
+    second = await sock.state_where(lambda f: view(f)["deal_no"] == 2)
+    return meta, room, sock, await to_result(room, sock, second)
+
+
+async def test_a_client_that_never_sent_a_seed_is_not_waited_for(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, room, sock, end = await first_deal_over(store, registry, seed=10)
+    room.submit(sock.conn, end["version"], NextDeal())
+    await sock.state_where(lambda f: view(f)["deal_no"] == 2)
+    assert (await log_of(store, meta.id))[end["version"]] == NextDeal()
+
+
 async def test_the_next_deal_waits_for_the_seat_s_seed_and_mixes_it_into_the_log(
     store: TableStore, registry: Registry
 ) -> None:
-    meta, room, sock, end = await first_deal_over(store, registry, seed=11)
+    meta, room, sock, end = await second_deal_over_as_a_sender(store, registry, seed=11)
     upcoming = fairness(end)["next"]
-    assert (upcoming["match_no"], upcoming["deal_no"]) == (0, 2)
+    assert (upcoming["match_no"], upcoming["deal_no"]) == (0, 3)
     assert upcoming["received"] == [False, False, False]
     room.submit(sock.conn, end["version"], NextDeal())
     room.submit(sock.conn, end["version"], GiveEntropy(upcoming["commitment"], SEED_A))
-    dealt = await sock.state_where(lambda f: view(f)["deal_no"] == 2)
+    dealt = await sock.state_where(lambda f: view(f)["deal_no"] == 3)
     # The seeds mixed are shown with the match's seed only, once the match is over.
     assert fairness(dealt)["entropy"] == []
     assert fairness(dealt)["next"] is None
     entries = await log_of(store, meta.id)
     assert entries[end["version"]] == NextDeal(entropy=(SEED_A, "", ""))
-    expected = engine.cards.deal_hands("AS", match_seed(11, 0), 2, (SEED_A, "", ""))
+    expected = engine.cards.deal_hands("AS", match_seed(11, 0), 3, (SEED_A, "", ""))
     assert sorted(view(dealt)["hand"]) == sorted(engine.card_code(c) for c in expected[0])
 
 
@@ -106,17 +132,17 @@ async def test_a_seed_for_another_commitment_or_a_second_seed_is_refused_with_a_
     assert (await sock.next("error"))["code"] == "entropy_given"
 
 
-async def test_a_seat_that_never_sends_a_seed_is_waited_for_then_dealt_without(
+async def test_a_sending_seat_that_sends_no_seed_is_waited_for_then_dealt_without(
     store: TableStore, registry: Registry, clock: FakeClock
 ) -> None:
-    meta, room, sock, end = await first_deal_over(store, registry, seed=13)
+    meta, room, sock, end = await second_deal_over_as_a_sender(store, registry, seed=13)
     room.submit(sock.conn, end["version"], NextDeal())
     # The deal is held: a refused seed, answered after it, shows the room has handled it.
     room.submit(sock.conn, end["version"], GiveEntropy("0" * 64, SEED_A))
     assert (await sock.next("error"))["code"] == "entropy_closed"
     assert (await log_of(store, meta.id))[end["version"] :] == []
     clock.advance(ENTROPY_WAIT_SECONDS)
-    await sock.state_where(lambda f: view(f)["deal_no"] == 2)
+    await sock.state_where(lambda f: view(f)["deal_no"] == 3)
     assert (await log_of(store, meta.id))[end["version"]] == NextDeal()
 
 
