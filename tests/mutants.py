@@ -152,8 +152,8 @@ MUTANTS = [
     engine(
         "aces may form a bomb",
         "combos.py",
-        "if n == 4 and len(present) == 1 and present[0] <= 10:",
-        "if n == 4 and len(present) == 1 and present[0] <= 11:",
+        "TOP_BOMB_RANK = KING",
+        "TOP_BOMB_RANK = ACE",
     ),
     engine(
         "short forms rank above full ones",
