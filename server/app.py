@@ -107,6 +107,12 @@ def create_app(
     """The Starlette app: ``POST /api/tables``, ``GET /healthz``, the ``/ws`` game socket
     and the static client; Redis, the store and the room registry live for its lifespan."""
     holder: dict[str, _Services] = {}
+    # The bots report their decisions to this process's metrics and usage counters.
+    bots.report_to(
+        decided=metrics.bot_decided,
+        fell_back=metrics.strong_bot_fell_back,
+        thinking=USAGE.bot_thinking,
+    )
     proxies = TrustedProxies(settings.trusted_proxies, settings.client_ip_header)
     per_minute = settings.tables_per_minute
     table_limiter = RateLimiter(per_minute / 60.0, per_minute)

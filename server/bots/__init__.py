@@ -14,12 +14,11 @@ import time
 
 import msgspec
 
-from .. import metrics
 from ..engine import Pass, Play, SeatView
 from ..engine.players import counts_of_codes, counts_string
-from ..usage import USAGE
 from .base import Bot, BotAction, fallback_action
 from .levels import EasyBot, NormalBot
+from .meter import METER, report_to
 from .pool import decode_action, get_pool, shutdown, think
 from .strong import DEFAULT_BUDGET, StrongBot
 
@@ -35,6 +34,7 @@ __all__ = [
     "fallback_action",
     "is_legal",
     "make_bot",
+    "report_to",
     "shutdown",
 ]
 
@@ -107,7 +107,7 @@ def decide_now(level: str, seed: int, view: SeatView) -> BotAction:
     failing or illegal answer is replaced by a legal fallback)."""
     started = time.perf_counter()
     try:
-        with USAGE.bot_thinking():
+        with METER.thinking():
             action = make_bot(level, seed).choose(view)
     except Exception:
         log.exception("bot %s failed on seat %d; playing a fallback", level, view.seat)
@@ -119,7 +119,7 @@ def _checked(level: str, seed: int, view: SeatView, action: BotAction, started: 
     """``action`` if the view allows it, else a legal fallback."""
     try:
         if is_legal(view, action):
-            metrics.bot_decided(level, time.perf_counter() - started)
+            METER.decided(level, time.perf_counter() - started)
             return action
         log.error("bot %s answered %r, which is illegal; playing a fallback", level, action)
     except Exception:
@@ -128,9 +128,9 @@ def _checked(level: str, seed: int, view: SeatView, action: BotAction, started: 
 
 
 def _fallen_back(level: str, seed: int, view: SeatView, started: float) -> BotAction:
-    with USAGE.bot_thinking():
+    with METER.thinking():
         action = _fallback(level, seed, view)
-    metrics.bot_decided(level, time.perf_counter() - started)
+    METER.decided(level, time.perf_counter() - started)
     return action
 
 
@@ -141,7 +141,7 @@ def _fallback(level: str, seed: int, view: SeatView) -> BotAction:
     the table should then get the cheap heuristic, not a much weaker first hint.
     """
     if level == "strong":
-        metrics.strong_bot_fell_back()
+        METER.fell_back()
         try:
             action = NormalBot(seed).choose(view)
             if is_legal(view, action):

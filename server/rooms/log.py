@@ -21,6 +21,7 @@ from server.engine import NextDeal, Pass, Play
 from .clock import DEFAULT_GRACE_SECONDS, TurnClock
 
 __all__ = [
+    "MAX_BOT_SPEED_MS",
     "BotSpeed",
     "LogEntry",
     "NewMatch",
@@ -92,6 +93,10 @@ class TableMeta(msgspec.Struct, frozen=True):
 
 class NewMatch(msgspec.Struct, frozen=True, tag="new_match"):
     """Start a new match with the same settings; its deals come from ``match_seed``."""
+
+
+# The longest pause a table may set before each bot move (at creation and in game).
+MAX_BOT_SPEED_MS = 5000
 
 
 class BotSpeed(msgspec.Struct, frozen=True, tag="bot_speed"):

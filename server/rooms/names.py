@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["MARKUP", "MAX_NAME_CHARS", "NameRefused", "clean_name"]
+__all__ = ["MARKUP", "MAX_NAME_CHARS", "MAX_RAW_NAME_CHARS", "NameRefused", "clean_name"]
 
 MAX_NAME_CHARS = 24
+# The longest raw text a client may send as a name (the create request and the
+# ``rename`` message), so that nothing longer is ever normalised.
+MAX_RAW_NAME_CHARS = 64
 MARKUP = frozenset("<>&\"'`")
 
 
@@ -22,6 +25,8 @@ class NameRefused(ValueError):
 
 def clean_name(raw: str) -> str:
     """``raw`` trimmed and NFC-normalised; raises ``NameRefused`` saying what is wrong."""
+    if len(raw) > MAX_RAW_NAME_CHARS:
+        raise NameRefused(f"a name has at most {MAX_NAME_CHARS} characters, not {len(raw)}")
     name = unicodedata.normalize("NFC", raw).strip()
     if not name:
         raise NameRefused("a name needs at least one visible character")
