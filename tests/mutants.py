@@ -281,6 +281,12 @@ MUTANTS = [
         "        list(deal.bomb_points),\n        list(state.totals),",
         "        list(state.totals),\n        list(deal.bomb_points),",
     ),
+    engine(
+        "bomb points counted twice into the match totals",
+        "game.py",
+        "        state.totals[s] += deal_totals[s]\n",
+        "        state.totals[s] += deal_totals[s] + deal.bomb_points[s]\n",
+    ),
     # -- bots: planning a hand --
     bots(
         "the planner never tries a run",
@@ -397,6 +403,25 @@ MUTANTS = [
         "search.py",
         "    sim.bomb = [0] * SEATS\n    return sim",
         "    return sim",
+    ),
+    bots(
+        "strong sampler seed ignores the position",
+        "strong.py",
+        'return random.Random(f"strong/{seed}/{view.deal_no}/{len(view.moves)}")',
+        'return random.Random(f"strong/{seed}/{view.deal_no}")',
+    ),
+    bots(
+        "strong think time with max instead of min",
+        "__init__.py",
+        "return min(DEFAULT_BUDGET, max(0.01, 0.8 * budget))",
+        "return max(DEFAULT_BUDGET, max(0.01, 0.8 * budget))",
+    ),
+    bots(
+        "strong plays as normal",
+        "strong.py",
+        "        return to_action(view, play)\n",
+        "        from .levels import NormalBot\n\n"
+        "        return NormalBot(self.seed).choose(view)\n",
     ),
     bots(
         "strong does not pause the collector",

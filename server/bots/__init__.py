@@ -36,6 +36,7 @@ __all__ = [
     "make_bot",
     "report_to",
     "shutdown",
+    "think_time",
 ]
 
 LEVELS = ("easy", "normal", "strong")
@@ -88,7 +89,7 @@ async def decide(level: str, seed: int, view: SeatView, budget: float) -> BotAct
     started = time.perf_counter()
     asked_at = time.monotonic()
     try:
-        think_for = min(DEFAULT_BUDGET, max(0.01, 0.8 * budget))
+        think_for = think_time(budget)
         loop = asyncio.get_running_loop()
         view_bytes = msgspec.msgpack.encode(view)
         data = await asyncio.wait_for(
@@ -100,6 +101,13 @@ async def decide(level: str, seed: int, view: SeatView, budget: float) -> BotAct
         log.exception("bot %s failed on seat %d; playing a fallback", level, view.seat)
         return _fallen_back(level, seed, view, started)
     return _checked(level, seed, view, action, started)
+
+
+def think_time(budget: float) -> float:
+    """How long a strong bot searches when the table allows ``budget`` seconds: at most
+    ``DEFAULT_BUDGET`` (a slow table must not buy a longer search: the pool is shared),
+    four fifths of a shorter budget (the rest is the round trip), never under 10 ms."""
+    return min(DEFAULT_BUDGET, max(0.01, 0.8 * budget))
 
 
 def decide_now(level: str, seed: int, view: SeatView) -> BotAction:
