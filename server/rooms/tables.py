@@ -22,7 +22,7 @@ from .clock import (
     default_turn_seconds,
 )
 from .log import MAX_BOT_SPEED_MS, SeatMeta, TableMeta
-from .names import MAX_RAW_NAME_CHARS, clean_name
+from .names import BOT_NAMES, MAX_RAW_NAME_CHARS, clean_name, human_name
 from .store import TableStore
 from .tokens import hash_token, invite_path, new_table_id, new_token
 
@@ -35,13 +35,6 @@ __all__ = [
     "create_table",
     "human_name",
 ]
-
-BOT_NAMES = {1: "Anna", 2: "Ben", 0: "Cleo"}
-
-
-def human_name(seat: int) -> str:
-    """The name of a human seat other than the host's (clients show it in their language)."""
-    return f"Player {seat + 1}"
 
 
 class RuleOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
