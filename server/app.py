@@ -38,7 +38,7 @@ from server.cluster.node import Node
 from server.config import Settings
 from server.connection import SendNow
 from server.engine import EngineError
-from server.origins import origin_allowed
+from server.origins import HostAllowList, host_header, origin_allowed
 from server.ratelimit import RateLimiter
 from server.rooms import tables
 from server.rooms.history import history
@@ -161,7 +161,10 @@ def create_app(
 
     async def create_table(request: Request) -> Response:
         if not origin_allowed(
-            request.headers.get("origin"), request.headers.get("host"), settings.allowed_origins
+            request.headers.get("origin"),
+            request.headers.get("host"),
+            settings.allowed_origins,
+            request.scope["scheme"],
         ):
             metrics.refused("origin_not_allowed")
             return _error(403, "origin_not_allowed", "this page's origin may not create tables")
@@ -262,6 +265,7 @@ def create_app(
             websocket.headers.get("origin"),
             websocket.headers.get("host"),
             settings.allowed_origins,
+            websocket.scope["scheme"],
         ):
             metrics.refused("origin_not_allowed")
             await websocket.close(_ORIGIN_REFUSED)  # before accept: HTTP 403
@@ -283,6 +287,7 @@ def create_app(
 
     return _GameApp(
         game_socket,
+        HostAllowList(settings.allowed_origins, settings.host).allows,
         routes=[
             Route("/api/tables", create_table, methods=["POST"]),
             Route("/api/tables/{table}/history", table_history, methods=["GET"]),
@@ -315,12 +320,25 @@ class _GameApp(Starlette):
     def __init__(
         self,
         game_socket: Callable[[WebSocket, SendNow | None, FrameTaker | None], Awaitable[None]],
+        host_allowed: Callable[[str | None], bool],
         **kw: Any,
     ) -> None:
         super().__init__(**kw)
         self._game_socket = game_socket
+        self._host_allowed = host_allowed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket") and not self._host_allowed(
+            host_header(scope["headers"])
+        ):
+            # A name that is not the server's: DNS rebinding (server/origins.py).
+            metrics.refused("host_not_allowed")
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})  # an HTTP 403
+                return
+            refusal = _error(421, "host_not_allowed", "this server does not answer to that name")
+            await refusal(scope, receive, send)
+            return
         if scope["type"] == "websocket":
             if scope["path"] != scope.get("root_path", "") + GAME_SOCKET_PATH:
                 # Nothing else takes a WebSocket (the static files would fail on one,
