@@ -38,6 +38,8 @@ WIRE_TESTS = [
 APP_TESTS = ["tests/server/test_app.py"]
 # The socket's own limits (join timeout, frame size, flooding) are tested apart.
 SOCKET_LIMIT_TESTS = ["tests/server/test_limits.py"]
+NAMES_TESTS = ["tests/rooms/test_names.py"]
+ORIGIN_TESTS = ["tests/server/test_origins.py"]
 
 
 class Mutant(NamedTuple):
@@ -838,6 +840,49 @@ MUTANTS = [
         "server/game_socket_session.py",
         "        if take_frames is not None:\n            take_frames(None)",
         "        pass",
+        WIRE_TESTS,
+    ),
+    # -- rooms group: names, origins, wire values (issue 23, session 10) --
+    Mutant(
+        "names-no-confusable-skeleton",
+        "server/rooms/names.py",
+        '    return unicodedata.normalize("NFD", "".join(_prototype(ch) for ch in decomposed))',
+        "    return decomposed",
+        NAMES_TESTS,
+    ),
+    Mutant(
+        "names-combining-marks-unlimited",
+        "server/rooms/names.py",
+        "            if marks > MAX_MARKS_IN_A_ROW:",
+        "            if False:",
+        NAMES_TESTS,
+    ),
+    Mutant(
+        "origins-any-host-answered",
+        "server/origins.py",
+        "        if host is None or self._any:",
+        "        if True:",
+        ORIGIN_TESTS,
+    ),
+    Mutant(
+        "origins-https-page-is-the-http-servers-own",
+        "server/origins.py",
+        "    if parts.scheme != _PAGE_SCHEMES.get(scheme, scheme):\n        return False\n",
+        "",
+        ORIGIN_TESTS,
+    ),
+    Mutant(
+        "protocol-frame-size-in-characters",
+        "server/protocol.py",
+        '    return len(text.encode("utf-8", "surrogatepass"))',
+        "    return len(text)",
+        WIRE_TESTS,
+    ),
+    Mutant(
+        "presenter-unknown-emote-reaches-the-room",
+        "server/presenter.py",
+        "    if isinstance(message, EmoteMsg) and message.emote not in EMOTES:",
+        "    if False:",
         WIRE_TESTS,
     ),
 ]
