@@ -42,6 +42,7 @@ from server.origins import HostAllowList, host_header, origin_allowed
 from server.ratelimit import RateLimiter
 from server.rooms import tables
 from server.rooms.history import history
+from server.rooms.names import NameRefused
 from server.rooms.registry import DEFAULT_IDLE_SECONDS, Registry
 from server.rooms.store import Redis, StoreError, TableStore, TooManyTables
 from server.rooms.tables import CreateTableRequest
@@ -197,6 +198,8 @@ def create_app(
             created = await tables.create_table(
                 services().store, create, max_tables=settings.max_tables
             )
+        except NameRefused as exc:
+            return _error(400, "invalid_name", str(exc))
         except ValueError as exc:
             return _error(400, "bad_request", str(exc))
         except TooManyTables:
