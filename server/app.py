@@ -38,10 +38,11 @@ from server.cluster.node import Node
 from server.config import Settings
 from server.connection import SendNow
 from server.engine import EngineError
-from server.origins import origin_allowed
+from server.origins import HostAllowList, host_header, origin_allowed
 from server.ratelimit import RateLimiter
 from server.rooms import tables
 from server.rooms.history import HistoryCache, PageOutOfRange
+from server.rooms.names import NameRefused
 from server.rooms.registry import DEFAULT_IDLE_SECONDS, Registry
 from server.rooms.store import Redis, StoreError, TableStore, TooManyTables
 from server.rooms.tables import CreateTableRequest
@@ -107,6 +108,12 @@ def create_app(
     """The Starlette app: ``POST /api/tables``, ``GET /healthz``, the ``/ws`` game socket
     and the static client; Redis, the store and the room registry live for its lifespan."""
     holder: dict[str, _Services] = {}
+    # The bots report their decisions to this process's metrics and usage counters.
+    bots.report_to(
+        decided=metrics.bot_decided,
+        fell_back=metrics.strong_bot_fell_back,
+        thinking=USAGE.bot_thinking,
+    )
     proxies = TrustedProxies(settings.trusted_proxies, settings.client_ip_header)
     per_minute = settings.tables_per_minute
     table_limiter = RateLimiter(per_minute / 60.0, per_minute)
@@ -163,7 +170,10 @@ def create_app(
 
     async def create_table(request: Request) -> Response:
         if not origin_allowed(
-            request.headers.get("origin"), request.headers.get("host"), settings.allowed_origins
+            request.headers.get("origin"),
+            request.headers.get("host"),
+            settings.allowed_origins,
+            request.scope["scheme"],
         ):
             metrics.refused("origin_not_allowed")
             return _error(403, "origin_not_allowed", "this page's origin may not create tables")
@@ -196,6 +206,8 @@ def create_app(
             created = await tables.create_table(
                 services().store, create, max_tables=settings.max_tables
             )
+        except NameRefused as exc:
+            return _error(400, "invalid_name", str(exc))
         except ValueError as exc:
             return _error(400, "bad_request", str(exc))
         except TooManyTables:
@@ -303,6 +315,7 @@ def create_app(
             websocket.headers.get("origin"),
             websocket.headers.get("host"),
             settings.allowed_origins,
+            websocket.scope["scheme"],
         ):
             metrics.refused("origin_not_allowed")
             await websocket.close(_ORIGIN_REFUSED)  # before accept: HTTP 403
@@ -324,6 +337,7 @@ def create_app(
 
     return _GameApp(
         game_socket,
+        HostAllowList(settings.allowed_origins, settings.host).allows,
         routes=[
             Route("/api/tables", create_table, methods=["POST"]),
             Route("/api/tables/{table}/history", table_history, methods=["GET"]),
@@ -356,12 +370,25 @@ class _GameApp(Starlette):
     def __init__(
         self,
         game_socket: Callable[[WebSocket, SendNow | None, FrameTaker | None], Awaitable[None]],
+        host_allowed: Callable[[str | None], bool],
         **kw: Any,
     ) -> None:
         super().__init__(**kw)
         self._game_socket = game_socket
+        self._host_allowed = host_allowed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket") and not self._host_allowed(
+            host_header(scope["headers"])
+        ):
+            # A name that is not the server's: DNS rebinding (server/origins.py).
+            metrics.refused("host_not_allowed")
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})  # an HTTP 403
+                return
+            refusal = _error(421, "host_not_allowed", "this server does not answer to that name")
+            await refusal(scope, receive, send)
+            return
         if scope["type"] == "websocket":
             if scope["path"] != scope.get("root_path", "") + GAME_SOCKET_PATH:
                 # Nothing else takes a WebSocket (the static files would fail on one,

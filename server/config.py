@@ -25,8 +25,6 @@ __all__ = [
     "DEFAULT_CLIENT_DIR",
     "LOG_FORMATS",
     "LOG_LEVELS",
-    "MAX_BOT_SPEED_MS",
-    "MAX_RAW_NAME_CHARS",
     "OPTIONS",
     "ConfigError",
     "ConfigReason",
@@ -53,12 +51,6 @@ DEFAULT_CLIENT_DIR = (
     if _PACKAGED_CLIENT_DIR.is_dir()
     else Path(__file__).resolve().parent.parent / "client"
 )
-
-# The longest pause a table may set before each bot move (the table setting and the
-# in-game control share it).
-MAX_BOT_SPEED_MS = 5000
-# The longest raw name a client may send; server.rooms.names decides what is a name.
-MAX_RAW_NAME_CHARS = 64
 
 _REDIS_SCHEMES = ("redis", "rediss", "unix")
 _MIN_TTL_SECONDS = 60

@@ -72,8 +72,9 @@ from server.rooms.commands import (
     SendEmote,
     WatchLink,
 )
+from server.rooms.emotes import EMOTES
 from server.rooms.entropy import GiveEntropy
-from server.rooms.log import BotSpeed, NewMatch
+from server.rooms.log import MAX_BOT_SPEED_MS, BotSpeed, NewMatch
 from server.rooms.seating import SeatError, SeatReason, on_auto
 from server.rooms.tokens import invite_path
 from server.rooms.updates import (
@@ -193,7 +194,20 @@ def _decode_joined(
             "this socket has already joined; open a new one to switch",
         )
         return Answer(error_frame(refusal, version))
+    if (out_of_range := _out_of_range(message)) is not None:
+        refusal = ProtocolError(ProtocolErrorCode.INVALID_MESSAGE, out_of_range)
+        return Answer(error_frame(refusal, version))
     return message
+
+
+def _out_of_range(message: VersionedMessage | EmoteMsg | EntropyMsg) -> str | None:
+    """What is wrong with a well-formed message's value by the table's own ranges (the
+    protocol knows the frames' shapes, the rooms what a table accepts), or None."""
+    if isinstance(message, EmoteMsg) and message.emote not in EMOTES:
+        return f"unknown emote {message.emote[:32]!r}: one of {', '.join(EMOTES)}"
+    if isinstance(message, BotSpeedMsg) and not 0 <= message.ms <= MAX_BOT_SPEED_MS:
+        return f"a bot pause is 0 to {MAX_BOT_SPEED_MS} ms, not {message.ms}"
+    return None
 
 
 def request_for(message: VersionedMessage, seat: int) -> Request:

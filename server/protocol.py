@@ -4,6 +4,9 @@ Decoding is strict (unknown fields, wrong types and unknown tags are refused)
 and happens before anything reaches a room.  Each refusal maps to one reason
 code in ``ProtocolErrorCode``; docs/protocol.md lists them all.  This module
 knows frames only: ``server.presenter`` maps them to and from what rooms speak.
+What a table accepts as a value (which emotes exist, the longest bot pause, what
+a name is) belongs to the rooms; the presenter checks it, and refuses a value
+out of range with the same ``invalid_message`` code as a field of a wrong type.
 """
 
 from __future__ import annotations
@@ -13,12 +16,10 @@ from typing import Annotated, Literal, TypeAlias
 
 import msgspec
 
-from server.config import MAX_BOT_SPEED_MS, MAX_RAW_NAME_CHARS
 from server.engine.actions import Event
 from server.engine.view import PublicView, SeatView
 from server.errors import ServerError
 from server.fairness import CLIENT_SEED_PATTERN
-from server.rooms.emotes import Emote
 
 __all__ = [
     "BackMsg",
@@ -123,7 +124,8 @@ class BotSpeedMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="
     """Set the table's pause before each bot move."""
 
     version: int
-    ms: Annotated[int, msgspec.Meta(ge=0, le=MAX_BOT_SPEED_MS)]
+    # In milliseconds; its range is the table's (``rooms.log.MAX_BOT_SPEED_MS``).
+    ms: int
 
 
 class NextDealMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="next_deal"):
@@ -142,8 +144,8 @@ class RenameMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="re
     """Set the sender's seat name (checked by ``rooms.names.clean_name``)."""
 
     version: int
-    # A loose bound on the raw text; the name rules themselves are the room's.
-    name: Annotated[str, msgspec.Meta(max_length=MAX_RAW_NAME_CHARS)]
+    # The name rules, the raw text's length included, are the room's (``rooms.names``).
+    name: str
 
 
 class BackMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="back"):
@@ -180,7 +182,8 @@ class WatchLinkMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag=
 class EmoteMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="emote"):
     """A quick reaction from the fixed set, shown briefly at the sender's seat."""
 
-    emote: Emote
+    # One of the room's fixed set (``rooms.emotes.EMOTES``).
+    emote: str
 
 
 class EntropyMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="entropy"):

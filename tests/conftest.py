@@ -30,12 +30,27 @@ from typing import IO, Protocol
 
 import pytest
 import redis
+from hypothesis import HealthCheck, settings
 
 from server.redis_embedded import EmbeddedRedis
 
 __all__ = ["REPO_ROOT", "ServerFactory", "ServerProcess"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# Hypothesis: one profile for the whole suite.  No deadline (its 200 ms default
+# fails examples on a loaded machine: a test's outcome must not depend on load),
+# derandomized and without the example database, so every run, in CI or not,
+# tries the same examples.  HYPOTHESIS_PROFILE=explore searches at random instead.
+settings.register_profile(
+    "suite",
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("explore", deadline=None, derandomize=False, database=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 _STARTUP_TIMEOUT = 60.0  # generous: two slow cores, and an AOF may need loading
 _STOP_TIMEOUT = 30.0

@@ -48,6 +48,8 @@ CLUSTER_TESTS = [
 # Provably fair shuffles: the verifier on tampered records, the players' entropy.
 VERIFY_TESTS = ["tests/server/test_verify.py"]
 ENTROPY_TESTS = ["tests/rooms/test_entropy.py", "tests/server/test_fairness.py"]
+NAMES_TESTS = ["tests/rooms/test_names.py"]
+ORIGIN_TESTS = ["tests/server/test_origins.py"]
 
 
 class Mutant(NamedTuple):
@@ -162,8 +164,8 @@ MUTANTS = [
     engine(
         "aces may form a bomb",
         "combos.py",
-        "if n == 4 and len(present) == 1 and present[0] <= 10:",
-        "if n == 4 and len(present) == 1 and present[0] <= 11:",
+        "TOP_BOMB_RANK = KING",
+        "TOP_BOMB_RANK = ACE",
     ),
     engine(
         "short forms rank above full ones",
@@ -291,6 +293,12 @@ MUTANTS = [
         "        list(deal.bomb_points),\n        list(state.totals),",
         "        list(state.totals),\n        list(deal.bomb_points),",
     ),
+    engine(
+        "bomb points counted twice into the match totals",
+        "game.py",
+        "        state.totals[s] += deal_totals[s]\n",
+        "        state.totals[s] += deal_totals[s] + deal.bomb_points[s]\n",
+    ),
     # -- bots: planning a hand --
     bots(
         "the planner never tries a run",
@@ -407,6 +415,25 @@ MUTANTS = [
         "search.py",
         "    sim.bomb = [0] * SEATS\n    return sim",
         "    return sim",
+    ),
+    bots(
+        "strong sampler seed ignores the position",
+        "strong.py",
+        'return random.Random(f"strong/{seed}/{view.deal_no}/{len(view.moves)}")',
+        'return random.Random(f"strong/{seed}/{view.deal_no}")',
+    ),
+    bots(
+        "strong think time with max instead of min",
+        "__init__.py",
+        "return min(DEFAULT_BUDGET, max(0.01, 0.8 * budget))",
+        "return max(DEFAULT_BUDGET, max(0.01, 0.8 * budget))",
+    ),
+    bots(
+        "strong plays as normal",
+        "strong.py",
+        "        return to_action(view, play)\n",
+        "        from .levels import NormalBot\n\n"
+        "        return NormalBot(self.seed).choose(view)\n",
     ),
     bots(
         "strong does not pause the collector",
@@ -958,6 +985,49 @@ MUTANTS = [
         "        if not given:\n            return entry",
         "        if True:\n            return entry",
         ENTROPY_TESTS,
+    ),
+    # -- rooms group: names, origins, wire values (issue 23, session 10) --
+    Mutant(
+        "names-no-confusable-skeleton",
+        "server/rooms/names.py",
+        '    return unicodedata.normalize("NFD", "".join(_prototype(ch) for ch in decomposed))',
+        "    return decomposed",
+        NAMES_TESTS,
+    ),
+    Mutant(
+        "names-combining-marks-unlimited",
+        "server/rooms/names.py",
+        "            if marks > MAX_MARKS_IN_A_ROW:",
+        "            if False:",
+        NAMES_TESTS,
+    ),
+    Mutant(
+        "origins-any-host-answered",
+        "server/origins.py",
+        "        if host is None or self._any:",
+        "        if True:",
+        ORIGIN_TESTS,
+    ),
+    Mutant(
+        "origins-https-page-is-the-http-servers-own",
+        "server/origins.py",
+        "    if parts.scheme != _PAGE_SCHEMES.get(scheme, scheme):\n        return False\n",
+        "",
+        ORIGIN_TESTS,
+    ),
+    Mutant(
+        "protocol-frame-size-in-characters",
+        "server/protocol.py",
+        '    return len(text.encode("utf-8", "surrogatepass"))',
+        "    return len(text)",
+        WIRE_TESTS,
+    ),
+    Mutant(
+        "presenter-unknown-emote-reaches-the-room",
+        "server/presenter.py",
+        "    if isinstance(message, EmoteMsg) and message.emote not in EMOTES:",
+        "    if False:",
+        WIRE_TESTS,
     ),
 ]
 

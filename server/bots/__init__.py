@@ -14,12 +14,11 @@ import time
 
 import msgspec
 
-from .. import metrics
 from ..engine import Pass, Play, SeatView
 from ..engine.players import counts_of_codes, counts_string
-from ..usage import USAGE
 from .base import Bot, BotAction, fallback_action
 from .levels import EasyBot, NormalBot
+from .meter import METER, report_to
 from .pool import decode_action, get_pool, shutdown, think
 from .strong import DEFAULT_BUDGET, StrongBot
 
@@ -35,7 +34,9 @@ __all__ = [
     "fallback_action",
     "is_legal",
     "make_bot",
+    "report_to",
     "shutdown",
+    "think_time",
 ]
 
 LEVELS = ("easy", "normal", "strong")
@@ -88,7 +89,7 @@ async def decide(level: str, seed: int, view: SeatView, budget: float) -> BotAct
     started = time.perf_counter()
     asked_at = time.monotonic()
     try:
-        think_for = min(DEFAULT_BUDGET, max(0.01, 0.8 * budget))
+        think_for = think_time(budget)
         loop = asyncio.get_running_loop()
         view_bytes = msgspec.msgpack.encode(view)
         data = await asyncio.wait_for(
@@ -102,12 +103,19 @@ async def decide(level: str, seed: int, view: SeatView, budget: float) -> BotAct
     return _checked(level, seed, view, action, started)
 
 
+def think_time(budget: float) -> float:
+    """How long a strong bot searches when the table allows ``budget`` seconds: at most
+    ``DEFAULT_BUDGET`` (a slow table must not buy a longer search: the pool is shared),
+    four fifths of a shorter budget (the rest is the round trip), never under 10 ms."""
+    return min(DEFAULT_BUDGET, max(0.01, 0.8 * budget))
+
+
 def decide_now(level: str, seed: int, view: SeatView) -> BotAction:
     """An easy or normal bot's action for ``view``, computed at once; never raises (a
     failing or illegal answer is replaced by a legal fallback)."""
     started = time.perf_counter()
     try:
-        with USAGE.bot_thinking():
+        with METER.thinking():
             action = make_bot(level, seed).choose(view)
     except Exception:
         log.exception("bot %s failed on seat %d; playing a fallback", level, view.seat)
@@ -119,7 +127,7 @@ def _checked(level: str, seed: int, view: SeatView, action: BotAction, started: 
     """``action`` if the view allows it, else a legal fallback."""
     try:
         if is_legal(view, action):
-            metrics.bot_decided(level, time.perf_counter() - started)
+            METER.decided(level, time.perf_counter() - started)
             return action
         log.error("bot %s answered %r, which is illegal; playing a fallback", level, action)
     except Exception:
@@ -128,9 +136,9 @@ def _checked(level: str, seed: int, view: SeatView, action: BotAction, started: 
 
 
 def _fallen_back(level: str, seed: int, view: SeatView, started: float) -> BotAction:
-    with USAGE.bot_thinking():
+    with METER.thinking():
         action = _fallback(level, seed, view)
-    metrics.bot_decided(level, time.perf_counter() - started)
+    METER.decided(level, time.perf_counter() - started)
     return action
 
 
@@ -141,7 +149,7 @@ def _fallback(level: str, seed: int, view: SeatView) -> BotAction:
     the table should then get the cheap heuristic, not a much weaker first hint.
     """
     if level == "strong":
-        metrics.strong_bot_fell_back()
+        METER.fell_back()
         try:
             action = NormalBot(seed).choose(view)
             if is_legal(view, action):

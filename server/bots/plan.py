@@ -14,14 +14,19 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..engine.players import (
+    ACE,
     AIRPLANE,
     BOMB,
+    BOMB_CARDS,
     PAIR,
     PAIR_RUN,
+    RANK_COUNT,
     SINGLE,
     STRAIGHT,
+    TOP_BOMB_RANK,
     TOP_RUN_RANK,
     TRIO_TWO,
+    TWO,
     UNIT,
     Counts,
     Memoised,
@@ -71,7 +76,7 @@ def group_cost(kind: int, length: int, top: int) -> float:
 # ``group_cost`` by kind and top rank, for the kinds ``decompose`` forms (a run's
 # cost does not depend on its length): looked up, as the search forms millions.
 _COST_BY_TOP = {
-    kind: tuple(group_cost(kind, 1, top) for top in range(13))
+    kind: tuple(group_cost(kind, 1, top) for top in range(RANK_COUNT))
     for kind in (SINGLE, PAIR, TRIO_TWO, STRAIGHT, PAIR_RUN, AIRPLANE)
 }
 # The bare group of one rank, by how many cards of it the hand holds (at most three).
@@ -133,8 +138,8 @@ def _planner(split: bool) -> Memoised[[Counts], _FlatPlan]:
             return (0.0,)
         low = lowest_rank(hand)
         count = count_at(hand, low)
-        if count == 4 and low <= 10:
-            cards = 4 * UNIT[low]
+        if count == BOMB_CARDS and low <= TOP_BOMB_RANK:
+            cards = BOMB_CARDS * UNIT[low]
             rest = planned(hand - cards)
             best = (_BOMB_COST + rest[0], BOMB, 1, low, cards, *rest[1:])
             if not split:
@@ -152,7 +157,7 @@ def _planner(split: bool) -> Memoised[[Counts], _FlatPlan]:
             top = low
             while top <= TOP_RUN_RANK:
                 have = count_at(hand, top)
-                if have < width or (have == 4 and not split):
+                if have < width or (have == BOMB_CARDS and not split):
                     break
                 block += width * UNIT[top]
                 length += 1
@@ -188,7 +193,7 @@ def _coster(split: bool) -> Memoised[[Counts], float]:
             weak = sorted(
                 (group_cost(k, n, t), 1 if k == SINGLE else 2)
                 for k, n, t in zip(kinds, lengths, tops, strict=True)
-                if k in (SINGLE, PAIR) and t < 11
+                if k in (SINGLE, PAIR) and t < ACE
             )
             for gc, width in reversed(weak):
                 if width <= capacity:
@@ -211,15 +216,17 @@ def _best_top(pool: Counts, kind: int, length: int, split: bool) -> int:
     Under ``split`` false a four of a kind forms only a bomb, not part of a run.
     """
     if kind == BOMB:
-        return next((r for r in range(10, -1, -1) if count_at(pool, r) == 4), -1)
+        return next(
+            (r for r in range(TOP_BOMB_RANK, -1, -1) if count_at(pool, r) == BOMB_CARDS), -1
+        )
     width = _WIDTH[kind]
     if kind in (SINGLE, PAIR, TRIO_TWO):
-        return next((r for r in range(12, -1, -1) if count_at(pool, r) >= width), -1)
+        return next((r for r in range(TWO, -1, -1) if count_at(pool, r) >= width), -1)
     best = -1
     run = 0
     for r in range(TOP_RUN_RANK + 1):
         have = count_at(pool, r)
-        if have >= width and (split or have != 4):
+        if have >= width and (split or have != BOMB_CARDS):
             run += 1
             if run >= length:
                 best = r

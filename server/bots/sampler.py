@@ -17,8 +17,10 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from ..engine.players import (
+    RANK_COUNT,
     SEATS,
     SINGLE,
+    TWO,
     UNIT,
     Counts,
     Reading,
@@ -76,7 +78,7 @@ def _holds(hand: Counts, c: Constraint, split: bool) -> bool:
         return not legal_plays(then, c.table, c.next_has_one, False, split)
     # No single above the one played, ignoring bombs that may not be split.
     free = then - locked_ranks(then, split)
-    return not any(count_at(free, r) for r in range(c.forced_top + 1, 13))
+    return not any(count_at(free, r) for r in range(c.forced_top + 1, RANK_COUNT))
 
 
 def consistent(obs: Observation, hands: list[Counts]) -> bool:
@@ -94,7 +96,7 @@ def consistent(obs: Observation, hands: list[Counts]) -> bool:
 
 def _bound(obs: Observation, seat: int, cons: list[Constraint]) -> int:
     """Highest rank ``seat`` can hold now, from single passes and forced singles."""
-    bound = 12
+    bound = TWO
     if not obs.split:
         # A locked four of a kind may sit above a forced single; keep it simple.
         return bound
@@ -123,7 +125,7 @@ class Sampler:
         seat = obs.seat
         self.a, self.b = (seat + 1) % SEATS, (seat + 2) % SEATS
         ranks: list[int] = []
-        for r in range(13):
+        for r in range(RANK_COUNT):
             ranks.extend([r] * count_at(obs.unseen, r))
         bound_a, bound_b = _bound(obs, self.a, self.cons), _bound(obs, self.b, self.cons)
         only_a = [r for r in ranks if r > bound_b]

@@ -12,9 +12,16 @@ from .levels import legal_of, to_action
 from .observe import observe
 from .search import MOVES_PER_SECOND, Clock, SearchStats, search
 
-__all__ = ["DEFAULT_BUDGET", "StrongBot"]
+__all__ = ["DEFAULT_BUDGET", "StrongBot", "sampler_rng"]
 
 DEFAULT_BUDGET = 0.1
+
+
+def sampler_rng(seed: int, view: SeatView) -> random.Random:
+    """The generator of a decision's sampled deals: the same seed, deal and position
+    always give the same samples, and every position of a deal its own (a seed that
+    ignored the position would draw the same few deals at every turn)."""
+    return random.Random(f"strong/{seed}/{view.deal_no}/{len(view.moves)}")
 
 
 class StrongBot:
@@ -71,8 +78,7 @@ class StrongBot:
             return to_action(view, None)
         if len(legal) == 1 or obs.hand in legal:
             return to_action(view, obs.hand if obs.hand in legal else legal[0])
-        # The same seed, deal and position always give the same samples.
-        rng = random.Random(f"strong/{self.seed}/{view.deal_no}/{len(view.moves)}")
+        rng = sampler_rng(self.seed, view)
         self.last_stats = SearchStats()
         play = search(
             obs,

@@ -15,9 +15,15 @@ from typing import TypeAlias
 from .errors import InvalidActionError, Reason
 
 __all__ = [
+    "ACE",
+    "HAND_SIZE",
+    "KING",
     "RANKS",
+    "RANK_COUNT",
     "SUITS",
+    "SUIT_COUNT",
     "THREE_OF_SPADES",
+    "TWO",
     "Card",
     "CardCode",
     "Rank",
@@ -40,15 +46,23 @@ RANKS = "3456789TJQKA2"
 SUITS = "SHDC"
 HAND_SIZE = 16
 
+# Ranks by name (0 is the 3).  A rank holds one card per suit, so four of a kind
+# is a whole rank; the deck keeps three aces and one 2 (see ``deck``).
+RANK_COUNT = len(RANKS)
+SUIT_COUNT = len(SUITS)
+KING = RANKS.index("K")
+ACE = RANKS.index("A")
+TWO = RANKS.index("2")
+
 _CODE_TO_CARD: dict[str, Card] = {
-    r + s: ri * 4 + si for ri, r in enumerate(RANKS) for si, s in enumerate(SUITS)
+    r + s: ri * SUIT_COUNT + si for ri, r in enumerate(RANKS) for si, s in enumerate(SUITS)
 }
 _CARD_TO_CODE: tuple[str, ...] = tuple(r + s for r in RANKS for s in SUITS)
 
 
 def make_card(rank: Rank, suit: int) -> Card:
     """The card of ``rank`` (0 = 3 .. 12 = 2) and ``suit`` (0..3 = SHDC)."""
-    return rank * 4 + suit
+    return rank * SUIT_COUNT + suit
 
 
 THREE_OF_SPADES: Card = make_card(0, 0)
@@ -56,7 +70,7 @@ THREE_OF_SPADES: Card = make_card(0, 0)
 
 def card_rank(card: Card) -> Rank:
     """A card's rank, 0 (the 3) to 12 (the 2)."""
-    return card >> 2
+    return card // SUIT_COUNT
 
 
 def card_code(card: Card) -> CardCode:
@@ -94,7 +108,7 @@ def parse_cards(codes: Iterable[str]) -> list[Card]:
 
 def deck(removed_ace: CardCode) -> list[Card]:
     """The 48-card deck: no 2 but the 2 of spades, and one ace removed."""
-    gone = {make_card(12, 1), make_card(12, 2), make_card(12, 3), parse_card(removed_ace)}
+    gone = {make_card(TWO, 1), make_card(TWO, 2), make_card(TWO, 3), parse_card(removed_ace)}
     return [c for c in range(52) if c not in gone]
 
 

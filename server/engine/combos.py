@@ -13,18 +13,36 @@ from typing import TypeAlias
 
 import msgspec
 
-from .cards import RANKS, Card, CardCode, card_code, card_rank, deck, parse_card
+from .cards import (
+    ACE,
+    KING,
+    RANK_COUNT,
+    RANKS,
+    SUIT_COUNT,
+    TWO,
+    Card,
+    CardCode,
+    card_code,
+    card_rank,
+    deck,
+    parse_card,
+)
 from .memo import memo
 
 __all__ = [
     "AIRPLANE",
     "BOMB",
+    "BOMB_CARDS",
     "KIND_NAMES",
+    "LONGEST_RUN",
     "PAIR",
     "PAIR_RUN",
     "SINGLE",
     "STRAIGHT",
+    "TOP_BOMB_RANK",
+    "TOP_RUN_RANK",
     "TRIO_TWO",
+    "UNIT",
     "Counts",
     "Reading",
     "beats",
@@ -53,10 +71,22 @@ Counts: TypeAlias = int
 SINGLE, PAIR, PAIR_RUN, STRAIGHT, TRIO_TWO, AIRPLANE, BOMB = range(7)
 KIND_NAMES = ("single", "pair", "pair_run", "straight", "trio_two", "airplane", "bomb")
 
-# Ranks 0..11 (3..A) may form runs, trios chains and bombs; the 2 (12) never does.
-TOP_RUN_RANK = 11
-UNIT = tuple(1 << (4 * r) for r in range(13))
-_GUARDS = sum(8 << (4 * r) for r in range(13))
+# Runs (straights, pair runs, airplanes' trios) end at the ace at the highest: the
+# 2 never joins one.  The longest run is every rank from the 3 to the ace.
+TOP_RUN_RANK = ACE
+LONGEST_RUN = TOP_RUN_RANK + 1
+# A bomb is a whole rank, four of a kind; the deck holds three aces and one 2, so
+# the king's is the highest.
+BOMB_CARDS = SUIT_COUNT
+TOP_BOMB_RANK = KING
+
+# Each rank's count sits in a four-bit field (it is at most four, so the field's
+# top bit is always clear: the guard ``is_subset`` borrows from).
+_FIELD_BITS = 4
+_FIELD = (1 << _FIELD_BITS) - 1
+_SHIFTS = tuple(_FIELD_BITS * r for r in range(RANK_COUNT))
+UNIT = tuple(1 << shift for shift in _SHIFTS)
+_GUARDS = sum(8 * unit for unit in UNIT)
 
 
 class Reading(msgspec.Struct, frozen=True, gc=False):
@@ -119,21 +149,20 @@ def counts_of_ranks(ranks: Iterable[int]) -> Counts:
     return total
 
 
-_SHIFTS = tuple(4 * r for r in range(13))
-
-
 def count_at(counts: Counts, rank: int) -> int:
     """How many cards of ``rank`` (0 = 3 .. 12 = 2) ``counts`` holds."""
-    return (counts >> (4 * rank)) & 15
+    return (counts >> _SHIFTS[rank]) & _FIELD
 
 
 def counts_tuple(counts: Counts) -> tuple[int, ...]:
     """The thirteen per-rank counts, 3 first."""
-    return tuple([(counts >> shift) & 15 for shift in _SHIFTS])
+    return tuple([(counts >> shift) & _FIELD for shift in _SHIFTS])
 
 
-_LOW_NIBBLES = sum(15 << (8 * i) for i in range(7))
-_BYTE_SUM = sum(1 << (8 * i) for i in range(7))
+# The low field of every byte (seven bytes cover the thirteen fields), and the
+# multiplier that adds up every byte into the top one.
+_LOW_NIBBLES = sum(_FIELD << (2 * shift) for shift in _SHIFTS[:7])
+_BYTE_SUM = sum(1 << (2 * shift) for shift in _SHIFTS[:7])
 
 
 def card_count(counts: Counts) -> int:
@@ -147,16 +176,16 @@ def card_count(counts: Counts) -> int:
 def lowest_rank(counts: Counts) -> int:
     """The lowest rank present; ``counts`` must not be empty."""
     # The lowest set bit lies in the lowest rank's four-bit field.
-    return ((counts & -counts).bit_length() - 1) >> 2
+    return ((counts & -counts).bit_length() - 1) // _FIELD_BITS
 
 
 def highest_rank(counts: Counts) -> int:
     """The highest rank present; ``counts`` must not be empty."""
-    return (counts.bit_length() - 1) >> 2
+    return (counts.bit_length() - 1) // _FIELD_BITS
 
 
 # The lowest bit of every rank's four-bit field.
-_RANK_BITS = sum(1 << (4 * r) for r in range(13))
+_RANK_BITS = sum(UNIT)
 
 
 def rank_mask(counts: Counts) -> int:
@@ -184,7 +213,7 @@ def is_subset(part: Counts, whole: Counts) -> bool:
 @memo(1 << 16)
 def counts_string(counts: Counts) -> str:
     """``"55539"``: ranks ascending, each repeated by its count."""
-    return "".join(RANKS[r] * count_at(counts, r) for r in range(13))
+    return "".join(RANKS[r] * count_at(counts, r) for r in range(RANK_COUNT))
 
 
 def parse_rank_string(text: str) -> Counts:
@@ -200,7 +229,8 @@ def parse_rank_string(text: str) -> Counts:
     return total
 
 
-_FULL_RANKS = sum(4 << (4 * r) for r in range(12)) + UNIT[12]
+# Every card of every rank a deck may hold: four of each up to the ace, one 2.
+_FULL_RANKS = sum(SUIT_COUNT * UNIT[r] for r in range(TWO)) + UNIT[TWO]
 
 
 def reading_key(r: Reading) -> tuple[bool, bool, int, int]:
@@ -221,13 +251,13 @@ def classify(counts: Counts) -> tuple[Reading, ...]:
     """
     c = counts_tuple(counts)
     n = sum(c)
-    present = [r for r in range(13) if c[r]]
+    present = [r for r in range(RANK_COUNT) if c[r]]
     out: list[Reading] = []
     if n == 1:
         out.append(Reading(SINGLE, 1, present[0]))
     elif n == 2 and len(present) == 1:
         out.append(Reading(PAIR, 1, present[0]))
-    if n == 4 and len(present) == 1 and present[0] <= 10:
+    if n == BOMB_CARDS and len(present) == 1 and present[0] <= TOP_BOMB_RANK:
         out.append(Reading(BOMB, 1, present[0]))
     if n >= 5 and len(present) == n and _consecutive(present):
         out.append(Reading(STRAIGHT, n, present[-1]))

@@ -26,8 +26,10 @@ from .actions import (
 from .cards import RANKS, THREE_OF_SPADES, Card, card_codes, deal_hands, parse_cards
 from .combos import (
     BOMB,
+    BOMB_CARDS,
     KIND_NAMES,
     SINGLE,
+    TOP_BOMB_RANK,
     UNIT,
     Counts,
     Reading,
@@ -35,6 +37,7 @@ from .combos import (
     classify,
     count_at,
     counts_of,
+    rank_mask,
 )
 from .errors import IllegalActionError, InvalidActionError, Reason
 from .moves import legal_plays, locked_ranks
@@ -213,7 +216,7 @@ def _why_illegal(
             "is allowed only as your last cards",
         )
     locked = locked_ranks(hand, state.rules.split_bombs)
-    touches_locked = any(count_at(play, r) and count_at(locked, r) for r in range(11))
+    touches_locked = rank_mask(play) & rank_mask(locked) != 0
     if touches_locked and not (play in _bombs(locked) and readings[0].kind == BOMB):
         return IllegalActionError(
             Reason.MAY_NOT_SPLIT_BOMB, "a four of a kind may only be played whole, as a bomb"
@@ -233,7 +236,9 @@ def _why_illegal(
 
 
 def _bombs(locked: Counts) -> set[Counts]:
-    return {4 * UNIT[r] for r in range(11) if count_at(locked, r) == 4}
+    return {
+        BOMB_CARDS * UNIT[r] for r in range(TOP_BOMB_RANK + 1) if count_at(locked, r) == BOMB_CARDS
+    }
 
 
 def _take_over(deal: DealState, core: RankDeal) -> None:

@@ -7,13 +7,17 @@ the same answer, whoever holds it and whatever the suits.
 
 from __future__ import annotations
 
+from .cards import RANK_COUNT
 from .combos import (
     AIRPLANE,
     BOMB,
+    BOMB_CARDS,
+    LONGEST_RUN,
     PAIR,
     PAIR_RUN,
     SINGLE,
     STRAIGHT,
+    TOP_BOMB_RANK,
     TOP_RUN_RANK,
     TRIO_TWO,
     UNIT,
@@ -46,16 +50,16 @@ def locked_ranks(hand: Counts, split_bombs: bool) -> Counts:
     if split_bombs:
         return 0
     locked = 0
-    for r in range(11):
-        if count_at(hand, r) == 4:
-            locked += 4 * UNIT[r]
+    for r in range(TOP_BOMB_RANK + 1):
+        if count_at(hand, r) == BOMB_CARDS:
+            locked += BOMB_CARDS * UNIT[r]
     return locked
 
 
 @memo(1 << 16)
 def submultisets(pool: Counts, k: int) -> tuple[Counts, ...]:
     """Every multiset of ``k`` cards drawn from ``pool`` (wings and kickers)."""
-    ranks = [r for r in range(13) if count_at(pool, r)]
+    ranks = [r for r in range(RANK_COUNT) if count_at(pool, r)]
     out: list[Counts] = []
 
     def walk(i: int, need: int, acc: Counts) -> None:
@@ -89,13 +93,13 @@ def _runs(avail: tuple[int, ...], width: int, min_len: int) -> list[tuple[int, i
 @memo(1 << 16)
 def sort_key(play: Counts) -> tuple[int, ...]:
     """Rank-order key of a play's rank string: how lists of plays are sorted."""
-    return tuple(r for r in range(13) for _ in range(count_at(play, r)))
+    return tuple(r for r in range(RANK_COUNT) for _ in range(count_at(play, r)))
 
 
 @memo(1 << 10)
 def _any_beats(table: Reading | None, kind: int) -> bool:
     """Whether some play of ``kind``, of any length, could beat ``table``."""
-    return any(lowest_beating_top(table, kind, n) is not None for n in range(1, 13))
+    return any(lowest_beating_top(table, kind, n) is not None for n in range(1, LONGEST_RUN + 1))
 
 
 def _generate(
@@ -106,14 +110,14 @@ def _generate(
     # Per kind (and length), the lowest top that beats the table; None: none beats.
     need = lowest_beating_top(table, SINGLE, 1)
     if need is not None:
-        singles = [r for r in range(13) if avail[r]]
+        singles = [r for r in range(RANK_COUNT) if avail[r]]
         if next_has_one and singles:
             # Last-card rule: a single must be the highest one can play.
             singles = singles[-1:]
         plays.update(UNIT[r] for r in singles if r >= need)
     need = lowest_beating_top(table, PAIR, 1)
     if need is not None:
-        plays.update(2 * UNIT[r] for r in range(need, 13) if avail[r] >= 2)
+        plays.update(2 * UNIT[r] for r in range(need, RANK_COUNT) if avail[r] >= 2)
     for kind, width, min_len in ((PAIR_RUN, 2, 2), (STRAIGHT, 1, 5)):
         if not _any_beats(table, kind):
             continue
@@ -123,7 +127,7 @@ def _generate(
                 plays.add(rank_block(start, length, width))
     need = lowest_beating_top(table, TRIO_TWO, 1)
     if need is not None:
-        for t in range(need, 13):
+        for t in range(need, RANK_COUNT):
             if avail[t] >= 3:
                 trio = 3 * UNIT[t]
                 for kick in submultisets(free - trio, 2):
@@ -138,9 +142,9 @@ def _generate(
     need = lowest_beating_top(table, BOMB, 1)
     assert need is not None
     held = counts_tuple(hand) if locked else avail
-    for r in range(need, 11):
-        if held[r] == 4:
-            plays.add(4 * UNIT[r])
+    for r in range(need, TOP_BOMB_RANK + 1):
+        if held[r] == BOMB_CARDS:
+            plays.add(BOMB_CARDS * UNIT[r])
     return plays
 
 

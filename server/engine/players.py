@@ -2,10 +2,13 @@
 
 A player program reasons in rank-count space, where suits are gone:
 
-- ``Counts``: a multiset of ranks packed into one int, four bits per rank
-  (rank 0 is the 3, rank 12 the 2).  ``counts_of`` (cards), ``counts_of_codes``, ``count_at``,
-  ``counts_tuple``, ``card_count``, ``lowest_rank``, ``rank_block`` (a
-  run's cards), ``counts_string`` and
+- Ranks are ints from 0 (the 3) to ``TWO``, ``RANK_COUNT`` of them; ``ACE``,
+  ``TOP_RUN_RANK`` (the highest rank a run may reach), ``TOP_BOMB_RANK`` (the
+  highest four of a kind) and ``BOMB_CARDS`` name the limits: no bare numbers.
+- ``Counts``: a multiset of ranks packed into one int, four bits per rank.
+  ``counts_of`` (cards), ``counts_of_codes``, ``count_at``, ``counts_tuple``,
+  ``card_count``, ``lowest_rank``, ``rank_block`` (a run's cards),
+  ``counts_string`` and
   ``UNIT[r]`` (one card of rank r; adding and subtracting Counts adds and
   removes cards) are its helpers: nothing else should shift bits.
 - ``Reading``: how a set of cards reads as a play (kind, length, top).
@@ -25,15 +28,17 @@ Bots import the engine only from here and from the package (``server.engine``).
 
 from __future__ import annotations
 
-from .cards import HAND_SIZE
+from .cards import ACE, HAND_SIZE, RANK_COUNT, TWO
 from .combos import (
     AIRPLANE,
     BOMB,
+    BOMB_CARDS,
     KIND_NAMES,
     PAIR,
     PAIR_RUN,
     SINGLE,
     STRAIGHT,
+    TOP_BOMB_RANK,
     TOP_RUN_RANK,
     TRIO_TWO,
     UNIT,
@@ -64,18 +69,23 @@ from .rules import Rules
 from .state import SEATS
 
 __all__ = [
+    "ACE",
     "AIRPLANE",
     "BOMB",
+    "BOMB_CARDS",
     "BOMB_POINTS",
     "HAND_SIZE",
     "KIND_NAMES",
     "PAIR",
     "PAIR_RUN",
+    "RANK_COUNT",
     "SEATS",
     "SINGLE",
     "STRAIGHT",
+    "TOP_BOMB_RANK",
     "TOP_RUN_RANK",
     "TRIO_TWO",
+    "TWO",
     "UNIT",
     "Counts",
     "Memoised",

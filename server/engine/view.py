@@ -11,8 +11,8 @@ from typing import Any
 
 import msgspec
 
-from .cards import RANKS, THREE_OF_SPADES, Card, card_code, card_codes, parse_card
-from .combos import UNIT, Counts, counts_of, counts_string
+from .cards import RANKS, THREE_OF_SPADES, Card, card_code, card_codes, card_rank, parse_card
+from .combos import Counts, counts_of, counts_string, counts_tuple
 from .errors import Reason
 from .game import legal_for
 from .hints import MAX_HINTS, rank_hints
@@ -193,7 +193,7 @@ def _hints(
     hand = deal.hands[seat]
     by_rank = _by_rank(hand, THREE_OF_SPADES if deal.needs_three_of_spades else None)
     ranked = rank_hints(counts_of(hand), legal, leading=deal.table is None)
-    return [_pick(by_rank, p) for p in ranked[:limit]]
+    return [_pick(by_rank, counts_tuple(p)) for p in ranked[:limit]]
 
 
 @memo(1 << 14)
@@ -206,30 +206,23 @@ def _by_rank(hand: list[Card], must_include: Card | None) -> list[list[Card]]:
     """The hand's cards per rank, lowest first, ``must_include`` first of its rank."""
     by_rank: list[list[Card]] = [[] for _ in RANKS]
     for card in sorted(hand, key=lambda c: (c != must_include, c)):
-        by_rank[card >> 2].append(card)
+        by_rank[card_rank(card)].append(card)
     return by_rank
 
 
-def _pick(by_rank: list[list[Card]], play: Counts) -> list[str]:
-    """Concrete cards for ``play``: the first ones of each rank in ``by_rank``, in order."""
+def _pick(by_rank: list[list[Card]], wanted: tuple[int, ...] | list[int]) -> list[str]:
+    """Concrete cards for a play of ``wanted[r]`` cards of each rank r: the first ones
+    of each rank in ``by_rank``, in order."""
     cards: list[Card] = []
-    rest, rank = play, 0
-    while rest:
-        take = rest & 15
+    for rank, take in enumerate(wanted):
         if take:
             have = by_rank[rank]
             if len(have) < take:
-                wanted = counts_string(play)
-                raise ValueError(f"the hand holds too few {RANKS[rank]!r} for {wanted!r}")
+                named = "".join(RANKS[r] * n for r, n in enumerate(wanted))
+                raise ValueError(f"the hand holds too few {RANKS[rank]!r} for {named!r}")
             cards += have[:take]
-        rest >>= 4
-        rank += 1
     cards.sort()
     return card_codes(cards)
-
-
-# Each rank's name and where its four-bit count sits in a ``Counts``.
-_RANK_SHIFTS = tuple((rank, 4 * i) for i, rank in enumerate(RANKS))
 
 
 def _counter(state: MatchState, seat: int) -> dict[str, int]:
@@ -243,7 +236,7 @@ def _counter(state: MatchState, seat: int) -> dict[str, int]:
     """
     hands = state.deal.hands
     together = counts_of(hands[(seat + 1) % SEATS]) + counts_of(hands[(seat + 2) % SEATS])
-    return {rank: (together >> shift) & 15 for rank, shift in _RANK_SHIFTS}
+    return dict(zip(RANKS, counts_tuple(together), strict=True))
 
 
 def pick_cards(hand: list[str], ranks: str, must_include: str | None = None) -> list[str]:
@@ -254,6 +247,4 @@ def pick_cards(hand: list[str], ranks: str, must_include: str | None = None) -> 
         if ch not in RANKS:
             raise ValueError(f"the hand holds too few {ch!r} for {ranks!r}")
         wanted[RANKS.index(ch)] += 1
-    # More than four of a rank is never in a hand; 15 still says "too few" in four bits.
-    play = sum(min(n, 15) * UNIT[r] for r, n in enumerate(wanted))
-    return _pick(_by_rank([parse_card(c) for c in hand], must), play)
+    return _pick(_by_rank([parse_card(c) for c in hand], must), wanted)

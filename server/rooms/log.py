@@ -21,6 +21,7 @@ from server.engine import NextDeal, Pass, Play
 from .clock import DEFAULT_GRACE_SECONDS, TurnClock
 
 __all__ = [
+    "MAX_BOT_SPEED_MS",
     "BotSpeed",
     "DealWatcher",
     "LogEntry",
@@ -97,6 +98,10 @@ class NewMatch(msgspec.Struct, frozen=True, omit_defaults=True, tag="new_match")
     ``entropy``: the seats' client seeds mixed into its first deal (server.fairness)."""
 
     entropy: tuple[str, ...] = ()
+
+
+# The longest pause a table may set before each bot move (at creation and in game).
+MAX_BOT_SPEED_MS = 5000
 
 
 class BotSpeed(msgspec.Struct, frozen=True, tag="bot_speed"):

@@ -2,7 +2,7 @@
 
 Every choice is checked against its one source: presets and match lengths
 against the engine, rule options against ``engine.Rules``, bot levels against
-``server.bots.LEVELS``, the bot speed against ``config.MAX_BOT_SPEED_MS``.
+``server.bots.LEVELS``, the bot speed against ``log.MAX_BOT_SPEED_MS``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from typing import Annotated, Any
 import msgspec
 
 from server import bots, engine
-from server.config import MAX_BOT_SPEED_MS, MAX_RAW_NAME_CHARS
 
 from .clock import (
     DEFAULT_GRACE_SECONDS,
@@ -22,8 +21,8 @@ from .clock import (
     check_turn_seconds,
     default_turn_seconds,
 )
-from .log import SeatMeta, TableMeta
-from .names import clean_name
+from .log import MAX_BOT_SPEED_MS, SeatMeta, TableMeta
+from .names import BOT_NAMES, MAX_RAW_NAME_CHARS, clean_name, human_name
 from .store import TableStore
 from .tokens import hash_token, invite_path, new_table_id, new_token
 
@@ -36,13 +35,6 @@ __all__ = [
     "create_table",
     "human_name",
 ]
-
-BOT_NAMES = {1: "Anna", 2: "Ben", 0: "Cleo"}
-
-
-def human_name(seat: int) -> str:
-    """The name of a human seat other than the host's (clients show it in their language)."""
-    return f"Player {seat + 1}"
 
 
 class RuleOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -103,6 +103,17 @@ async def test_a_failing_strong_bot_plays_the_normal_bots_choice(
     assert "pool is gone" in caplog.text
 
 
+@pytest.mark.parametrize(
+    ("budget", "searched"),
+    [(5.0, bots.DEFAULT_BUDGET), (0.125, bots.DEFAULT_BUDGET), (0.05, 0.04), (0.0, 0.01)],
+)
+def test_a_strong_bot_searches_four_fifths_of_a_short_budget_and_never_past_the_default(
+    budget: float, searched: float
+) -> None:
+    # A table's five-second bot pause must not buy a five-second search on the shared pool.
+    assert bots.think_time(budget) == pytest.approx(searched)
+
+
 def test_a_first_play_without_the_three_of_spades_is_not_legal_for_a_bot() -> None:
     # Another 3 reads the same in rank space ("3" is in view.legal); only the card differs.
     for seed in range(50):

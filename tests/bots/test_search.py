@@ -165,7 +165,11 @@ def exact_value(state_hands: list[int], obs_sim: object, play: int, seat: int) -
 def test_in_late_positions_strong_chooses_better_than_normal_against_the_true_hands() -> None:
     # The search must pick its best candidate, and the endgame must let each seat
     # maximise its own score: with either turned round, strong does worse than normal.
-    strong_total = normal_total = positions = 0
+    # A strong bot that played exactly like normal would tie, so the test asks for a
+    # margin.  Over these 120 seeded deals (clock stopped, so the search is the same
+    # on every machine) the first late position of each of 32 deals gave strong 114
+    # points and normal 101, strong ahead in 5 positions and behind in none.
+    strong_total = normal_total = positions = ahead = 0
     for seed in range(120):
         state = new_match(PRESETS["classic"], seed, 1)
         bots = [make_bot("normal", seed) for _ in range(3)]
@@ -177,15 +181,17 @@ def test_in_late_positions_strong_chooses_better_than_normal_against_the_true_ha
                 strong = StrongBot(seed, budget=0.01, clock=lambda: 0.0)
                 strong_play = strong.choose(view)
                 normal_play = bots[view.seat].choose(view)
-                for action, bucket in ((strong_play, "s"), (normal_play, "n")):
+                values = []
+                for action in (strong_play, normal_play):
                     assert isinstance(action, Play)
-                    value = exact_value(hands, obs, counts_of(parse_cards(action.cards)), view.seat)
-                    if bucket == "s":
-                        strong_total += value
-                    else:
-                        normal_total += value
+                    played = counts_of(parse_cards(action.cards))
+                    values.append(exact_value(hands, obs, played, view.seat))
+                strong_total += values[0]
+                normal_total += values[1]
+                ahead += values[0] > values[1]
                 positions += 1
                 break
             apply(state, bots[state.deal.turn].choose(view))
     assert positions >= 20
-    assert strong_total >= normal_total
+    assert strong_total >= normal_total + 10
+    assert ahead >= 4

@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from server import engine
-from server.engine import BombPaid, DealEnded, Passed, TrickCleared
+from server.engine import BombPaid, DealEnded, DealState, MatchEnded, Passed, TrickCleared
 
 from .helpers import make_state, pass_, play
 from .playout import random_action
@@ -76,6 +76,38 @@ def test_immediate_bombs_pay_when_played_even_if_beaten() -> None:
     assert result.card_points == (-1, 3, -2)
     assert result.deal_totals == (9, 13, -22)
     assert sum(result.deal_totals) == 0
+
+
+def test_bomb_points_count_once_in_the_deal_and_match_totals_at_deal_and_match_end() -> None:
+    # Deal 1 (classic: bombs pay when played): 5555 by seat 0, 8888 by seat 1, seat 1
+    # goes out.  Bombs: seat 0 +20-10 = 10, seat 1 -10+20 = 10, seat 2 -20.  Cards
+    # left: seat 0 one (3S), seat 2 two: card points (-1, 3, -2).  Deal totals
+    # (9, 13, -22).
+    state = make_state(
+        ["5S 5H 5D 5C 3S", "8S 8H 8D 8C 4S", "9S 3H"], deals=2, played_any=[True] * 3
+    )
+    play(state, 0, "5S 5H 5D 5C")
+    play(state, 1, "8S 8H 8D 8C")
+    pass_(state, 2)
+    pass_(state, 0)
+    events = play(state, 1, "4S")
+    assert DealEnded(winner=1, totals=[9, 13, -22]) in events
+    first = state.deal.result
+    assert first is not None
+    assert (first.deal_totals, first.match_totals) == ((9, 13, -22), (9, 13, -22))
+    assert state.totals == [9, 13, -22]
+    # Deal 2: seat 0 goes out with the bomb 7777 (+20, -10, -10); cards left 2 and 3.
+    # Deal totals (25, -12, -13); match totals (9 + 25, 13 - 12, -22 - 13) = (34, 1, -35).
+    hands = [sorted(engine.parse_cards(h.split())) for h in ("7S 7H 7D 7C", "4S 5S", "9S 3H 6D")]
+    state.deal = DealState(deal_no=2, hands=hands, turn=0, leader=0, played_any=[True] * 3)
+    events = play(state, 0, "7S 7H 7D 7C")
+    assert DealEnded(winner=0, totals=[25, -12, -13]) in events
+    assert events[-1] == MatchEnded(winners=[0], totals=[34, 1, -35])
+    second = state.deal.result
+    assert second is not None
+    assert (second.deal_totals, second.match_totals) == ((25, -12, -13), (34, 1, -35))
+    assert state.totals == [34, 1, -35]
+    assert engine.seat_view(state, 2).totals == [34, 1, -35]
 
 
 def test_winning_bombs_beaten_by_a_higher_bomb_pay_nothing() -> None:

@@ -10,7 +10,15 @@ import pytest
 from room_helpers import Socket, log_of, new_table, seed_where_leader_is
 
 from server.rooms.commands import Rename
-from server.rooms.names import MAX_NAME_CHARS, NameRefused, clean_name
+from server.rooms.names import (
+    MAX_MARKS_IN_A_ROW,
+    MAX_NAME_CHARS,
+    MAX_RAW_NAME_CHARS,
+    NameReason,
+    NameRefused,
+    clean_name,
+    skeleton,
+)
 from server.rooms.registry import Registry
 from server.rooms.store import TableStore
 from server.rooms.tables import CreateTableRequest, build_table
@@ -33,6 +41,73 @@ def test_a_name_is_trimmed_and_normalised(raw: str, name: str) -> None:
 def test_a_name_with_markup_control_characters_or_a_bad_length_is_refused(raw: str) -> None:
     with pytest.raises(NameRefused):
         clean_name(raw)
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ("\u2800", NameReason.INVISIBLE),  # braille blank
+        ("\u3164", NameReason.INVISIBLE),  # Hangul filler
+        ("\u115f\u1160", NameReason.INVISIBLE),  # Hangul choseong and jungseong fillers
+        ("\uffa0", NameReason.INVISIBLE),  # halfwidth Hangul filler
+        ("Mei\u17b4", NameReason.INVISIBLE),  # Khmer inherent vowel
+        ("Mei\ufe00", NameReason.INVISIBLE),  # a variation selector on a letter
+        ("Mei\ufe0f", NameReason.INVISIBLE),  # the emoji selector, but on a letter
+        ("\u2764\ufe0f\ufe0f", NameReason.INVISIBLE),  # twice
+        ("Mei\U000e0041", NameReason.INVISIBLE),  # a tag character
+        ("Mei\u00ad", NameReason.INVISIBLE),  # soft hyphen
+        ("Mei\u2028Lin", NameReason.CONTROL),  # line separator
+        ("Mei\u2029Lin", NameReason.CONTROL),  # paragraph separator
+        ("line\nbreak", NameReason.CONTROL),
+        ("\u0301\u0301\u0301", NameReason.MARKS_ONLY),
+        ("\u0301Mei", NameReason.MARKS_ONLY),
+        ("Mei \u0301", NameReason.MARKS_ONLY),
+        ("Z" + "\u0301" * 23, NameReason.TOO_MANY_MARKS),
+        ("Z" + "\u0300" * (MAX_MARKS_IN_A_ROW + 1), NameReason.TOO_MANY_MARKS),
+        ("x" * (MAX_RAW_NAME_CHARS + 1), NameReason.TOO_LONG),
+        ("   ", NameReason.EMPTY),
+        ("<b>", NameReason.MARKUP),
+    ],
+)
+def test_invisible_control_and_mark_only_names_are_refused_each_with_its_reason(
+    raw: str, reason: NameReason
+) -> None:
+    with pytest.raises(NameRefused) as refused:
+        clean_name(raw)
+    assert refused.value.reason is reason
+    assert str(refused.value)  # a message for people
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["Anna", "anna", "ANNA", "\u0410nna", "Ann\u0430", "\u0391\u039d\u039d\u0391", "Ben",
+     "\u0412en", "\uff22\uff25\uff2e", "B e n", "Cleo", "Cle0", "Player 1", "Player 2",
+     "Player 3", "Player2", "PIayer 2", "P1ayer 3", "player 2", "Pl\u0430yer 1"],
+)  # fmt: skip
+def test_the_bots_and_placeholder_names_and_their_look_alikes_are_reserved(raw: str) -> None:
+    with pytest.raises(NameRefused) as refused:
+        clean_name(raw)
+    assert refused.value.reason is NameReason.RESERVED
+
+
+SOMCHAI = "\u0e2a\u0e21\u0e0a\u0e32\u0e22"  # Thai
+
+
+@pytest.mark.parametrize(
+    ("raw", "name"),
+    [("Anna-Lena", "Anna-Lena"), ("Benedikt", "Benedikt"), ("Player 4", "Player 4"),
+     ("You", "You"), ("Nguy\u1ec5n", "Nguy\u1ec5n"), ("\u0e2a\u0e21\u0e0a\u0e32\u0e22", SOMCHAI),
+     ("\u2764\ufe0f Mia", "\u2764\ufe0f Mia"), ("Z\u0301\u0302", "\u0179\u0302"),
+     ("Mei   Lin", "Mei Lin"), ("Mei\u3000Lin", "Mei Lin")],
+)  # fmt: skip
+def test_real_names_in_any_script_pass_and_runs_of_spaces_become_one(raw: str, name: str) -> None:
+    assert clean_name(raw) == name
+
+
+def test_look_alike_strings_share_a_skeleton_and_different_ones_do_not() -> None:
+    assert skeleton("\u0410nna") == skeleton("Anna") == skeleton("Ann\u0430")
+    assert skeleton("PIayer") == skeleton("Player") == skeleton("P1ayer")
+    assert skeleton("Anna") != skeleton("Anne")
 
 
 def test_a_table_cannot_be_created_with_a_bad_host_name() -> None:

@@ -7,7 +7,7 @@ import pytest
 from room_helpers import log_of
 
 from server import bots, engine
-from server.config import MAX_BOT_SPEED_MS
+from server.rooms.log import MAX_BOT_SPEED_MS
 from server.rooms.store import TableStore
 from server.rooms.tables import CreateTableRequest, build_table, create_table
 

@@ -249,6 +249,15 @@ async def test_healthz_is_503_when_redis_is_unreachable(tmp_path: Path, client_d
     assert create.json()["error"]["code"] == "storage_unavailable"
 
 
+async def test_a_host_name_that_impersonates_a_bot_is_refused_with_its_own_code(
+    http: httpx.AsyncClient,
+) -> None:
+    answer = await http.post("/api/tables", json={"name": "\u0410nna"})  # a Cyrillic A
+    error = answer.json()["error"]
+    assert (answer.status_code, error["code"]) == (400, "invalid_name")
+    assert "looks like" in error["message"]
+
+
 async def test_create_table_gives_each_human_seat_a_token_and_an_invite(
     http: httpx.AsyncClient, live: LiveServer
 ) -> None:

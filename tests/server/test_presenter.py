@@ -105,6 +105,8 @@ def test_ping_is_answered_with_pong_without_the_room() -> None:
         ('{"type":"fold"}', "unknown_type"),
         ('{"type":"play","version":1}', "invalid_message"),
         ('{"type":"bot_speed","version":1,"ms":5001}', "invalid_message"),
+        ('{"type":"bot_speed","version":1,"ms":-1}', "invalid_message"),
+        ('{"type":"emote","emote":"middle_finger"}', "invalid_message"),
         ('{"type":"ping"}' + " " * MAX, "frame_too_large"),
         ('{"type":"join","table":"Table0001","token":"t"}', "already_joined"),
         # Invalid UTF-8 (the transport hands such a text frame over as bytes): a forwarder
