@@ -37,7 +37,7 @@ from server.rooms.seats import SPECTATOR
 from server.rooms.store import StoreError, TableStore
 from server.rooms.tokens import hash_token, seat_for_token, valid_table_id
 from server.rooms.updates import Closing
-from server.transport import FrameTaker
+from server.transport import FrameTaker, mark_seated
 
 __all__ = ["serve"]
 
@@ -159,6 +159,8 @@ async def serve(
         await asyncio.gather(writer, return_exceptions=True)
         await _close(websocket, conn.close_code or CloseCode.UNKNOWN_TABLE, "table unavailable")
         return
+    # Seated: the transport now closes this socket to make room only after unjoined ones.
+    mark_seated(websocket.scope, join.table)
     frames = _FrameReader(room, conn, settings.max_frame_bytes, seat_limiter)
     reader = asyncio.create_task(_read_loop(websocket, frames, take_frames))
     metrics.game_socket_opened()
