@@ -145,6 +145,8 @@ async def serve(
     # The room keeps its own meta; this handler lives as long as the socket and need not.
     del meta
 
+    # Joined: the transport closes this socket to make room only after unjoined ones.
+    mark_seated(websocket.scope, join.table)
     conn = Connection(seat, websocket.send_text, settings.outgoing_queue_size, send_now)
     writer = conn.start()
     try:
@@ -159,8 +161,6 @@ async def serve(
         await asyncio.gather(writer, return_exceptions=True)
         await _close(websocket, conn.close_code or CloseCode.UNKNOWN_TABLE, "table unavailable")
         return
-    # Seated: the transport now closes this socket to make room only after unjoined ones.
-    mark_seated(websocket.scope, join.table)
     frames = _FrameReader(room, conn, settings.max_frame_bytes, seat_limiter)
     reader = asyncio.create_task(_read_loop(websocket, frames, take_frames))
     metrics.game_socket_opened()

@@ -291,8 +291,8 @@ def protocol_classes(limits: Limits) -> tuple[type[asyncio.Protocol], type[async
             guard.seated(self.transport, table)
 
         def evict(self) -> None:
-            # A seated player is told why (1013, try again later) when the close frame
-            # can go out at once; anything else is reset, freeing its buffers now.
+            # An open socket is told why (1013, try again later) when the close frame
+            # can go out at once; one that does not read is reset, freeing its buffers.
             if self.handshake_complete and not self.close_sent and self.conn.state is State.OPEN:
                 self.conn.send_close(_EVICTED, "server full, reconnect later")
                 self.transport.write(b"".join(self.conn.data_to_send()))
