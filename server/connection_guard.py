@@ -9,22 +9,26 @@ closes one connection to make room, chosen so that only those who hold more
 than the newcomer lose one (docs/operations.md, "Who is closed when the server
 is full"):
 
-1. a game socket that has not joined yet, oldest first, held by an address
-   that holds at least one more connection than the newcomer's does;
+1. a game socket that has not joined yet, oldest first;
 2. then an HTTP connection waiting for a request (idle keep-alive), oldest
-   first, on the same condition;
-3. then a seated game socket of the address holding the most connections, if
-   it holds at least two more than the newcomer's (so the eviction makes the
-   shares more even, never less): among that address's sockets, the one at
-   the table holding the most sockets, then the one idle the longest.
+   first;
+3. then a seated game socket of the address holding the most connections:
+   among its sockets, the one at the table holding the most sockets, then the
+   one idle the longest;
+
+and always of an address that holds at least two more connections than the
+newcomer's, so that each eviction makes the shares more even, never less.
 
 An HTTP request in progress is never closed (the request deadline bounds it).
 If nobody qualifies the newcomer is refused: the server is full of addresses
-that hold no more than it does.  So an address that holds no more than its
-fair share is never the one to lose a connection to an address that would then
-hold more.  Addresses are grouped as a client would be: an IPv6 address by its
-/64 (one host gets a whole /64), a trusted proxy's connections by the client
-its header names once the request is known (``rekey``).
+that hold at most one more than it does.  So an address at or below its fair
+share never loses a connection to make room for one that would then hold
+more, and attackers at their share cannot make the server churn their own
+sockets (each churn would cost a whole handshake).
+
+Addresses are grouped as a client would be: an IPv6 address by its /64 (one
+host gets a whole /64), a trusted proxy's game sockets by the client its
+header names once the handshake is read (``rekey``).
 """
 
 from __future__ import annotations
@@ -212,21 +216,23 @@ class ConnectionGuard:
         return True
 
     def _victim(self, held: int) -> tuple[object, _Slot] | None:
+        # Only an address holding at least two more than the newcomer's loses one: the
+        # shares get more even, never less, and attackers at their share cannot make
+        # the server churn their own sockets (each churn is a whole handshake).
+        need = held + 2
         per_key = self._per_key
-        # Unjoined sockets, then idle HTTP: the oldest of an address holding more.
+        # Unjoined sockets, then idle HTTP: the oldest first.
         for transport, slot in self._stages[Stage.UNJOINED].items():
-            if per_key[slot.key] > held:
+            if per_key[slot.key] >= need:
                 return transport, slot
         for transport, slot in self._stages[Stage.HTTP].items():
-            if per_key[slot.key] > held and slot.owner.waiting_for_request():
+            if per_key[slot.key] >= need and slot.owner.waiting_for_request():
                 return transport, slot
+        # Seated sockets: of the address holding the most, at the table holding the
+        # most, the one idle the longest.
         seated = self._stages[Stage.SEATED]
-        if not seated:
-            return None
-        # Seated sockets: only from an address that would still hold at least as many
-        # as the newcomer's after the swap, the one holding the most first.
         top = max((per_key[slot.key] for slot in seated.values()), default=0)
-        if top < held + 2:
+        if top < need:
             return None
         per_table = self._per_table
         best: tuple[object, _Slot] | None = None

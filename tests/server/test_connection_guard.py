@@ -100,15 +100,16 @@ def test_an_http_request_in_progress_is_never_closed() -> None:
     assert evicted(busy) == []
 
 
-def test_nobody_loses_a_connection_to_an_address_that_holds_as_many() -> None:
-    guard, _ = make_guard(cap=4)
-    conns = [websocket(guard, f"a{i}", "10.0.0.2") for i in range(2)]
+def test_nobody_loses_a_connection_to_an_address_that_holds_one_fewer() -> None:
+    guard, _ = make_guard(cap=5)
+    conns = [websocket(guard, f"a{i}", "10.0.0.2") for i in range(3)]
     conns += [websocket(guard, f"b{i}", "10.0.0.3") for i in range(2)]
-    # 10.0.0.3 already holds 2: the unjoined sockets of 10.0.0.2 (also 2) stay.
+    # 10.0.0.3 holds 2: taking one of the 3 of 10.0.0.2 would only swap who holds
+    # more (attackers churning each other's sockets), so it is refused.
     _, admitted = open_conn(guard, "b2", "10.0.0.3")
     assert not admitted
     assert evicted(conns) == []
-    # A newcomer holding one connection fewer than them may take one.
+    # A newcomer holding two connections fewer than them may take one.
     open_conn(guard, "c0", "10.0.0.4")
     assert evicted(conns) == ["a0"]
 
