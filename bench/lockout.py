@@ -230,14 +230,18 @@ def _attacker_main(args: argparse.Namespace, port: int, tried_flag: Any, report:
 # --- the honest players --------------------------------------------------------------
 
 
-def honest_join(port: int, source: str, table: dict[str, Any], timeout: float) -> float | None:
-    """Seconds from connect to the first state frame, or None if it failed or timed out."""
+def honest_join(
+    port: int, source: str, table: dict[str, Any], timeout: float, steps: dict[str, list[float]]
+) -> float | None:
+    """Seconds from connect to the first state frame, or None if it failed or timed out;
+    ``steps`` gets the seconds to the TCP connection, the handshake's answer and the state."""
     started = time.monotonic()
     deadline = started + timeout
     try:
         with socket.create_connection(
             ("127.0.0.1", port), timeout=timeout, source_address=(source, 0)
         ) as sock:
+            connected = time.monotonic()
             sock.sendall(handshake(port))
             buffer = b""
             while b"\r\n\r\n" not in buffer:
@@ -249,6 +253,7 @@ def honest_join(port: int, source: str, table: dict[str, Any], timeout: float) -
             head, buffer = buffer.split(b"\r\n\r\n", 1)
             if b" 101 " not in head.split(b"\r\n", 1)[0]:
                 return None
+            upgraded = time.monotonic()
             token = table["seats"][0]["token"]
             sock.sendall(
                 masked_text(json.dumps({"type": "join", "table": table["table"], "token": token}))
@@ -265,7 +270,11 @@ def honest_join(port: int, source: str, table: dict[str, Any], timeout: float) -
                 if frame[0] & 0x0F == 8:
                     return None
                 if frame[0] & 0x0F == 1 and b'"state"' in frame[:200]:
-                    return time.monotonic() - started
+                    done = time.monotonic()
+                    steps["connect"].append(connected - started)
+                    steps["handshake"].append(upgraded - connected)
+                    steps["join"].append(done - upgraded)
+                    return done - started
     except OSError:
         return None
 
@@ -317,6 +326,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             print(f"the attack had not tried every socket after {args.ramp_timeout:.0f}s")
         ramp = time.monotonic() - ramp_started
         latencies: list[float] = []
+        steps: dict[str, list[float]] = {"connect": [], "handshake": [], "join": []}
         joins = health = created = probes = 0
         end = time.monotonic() + args.seconds
         while time.monotonic() < end:
@@ -330,7 +340,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             except (OSError, RuntimeError, ValueError, http.client.HTTPException):
                 continue
             created += 1
-            took = honest_join(port, source, table, args.probe_timeout)
+            took = honest_join(port, source, table, args.probe_timeout, steps)
             if took is not None:
                 joins += 1
                 latencies.append(took)
@@ -348,6 +358,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "joins_ok": joins,
             "join_p50_ms": round(1000 * statistics.median(latencies), 1) if latencies else None,
             "join_p99_ms": round(1000 * percentile(latencies, 0.99), 1) if latencies else None,
+            "steps_p50_ms": {
+                k: round(1000 * statistics.median(v), 1) for k, v in steps.items() if v
+            },
             "attacker": last,
         }
     finally:

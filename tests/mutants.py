@@ -38,6 +38,9 @@ WIRE_TESTS = [
 APP_TESTS = ["tests/server/test_app.py"]
 # The socket's own limits (join timeout, frame size, flooding) are tested apart.
 SOCKET_LIMIT_TESTS = ["tests/server/test_limits.py"]
+# Who is closed when the server is full, and the log's own limits.
+GUARD_TESTS = ["tests/server/test_connection_guard.py", "tests/server/test_eviction.py"]
+LOG_TESTS = ["tests/server/test_logs.py"]
 
 
 class Mutant(NamedTuple):
@@ -785,6 +788,28 @@ MUTANTS = [
         "        if not self.open:\n            return False\n        # Nothing ahead of it",
         "        # Nothing ahead of it",
         WIRE_TESTS,
+    ),
+    # -- rooms group: the transport's connection guard and the log --
+    Mutant(
+        "eviction-ignores-the-newcomers-share",
+        "server/connection_guard.py",
+        "        need = held + 2\n",
+        "        need = 1\n",
+        GUARD_TESTS,
+    ),
+    Mutant(
+        "joined-socket-never-counted-as-seated",
+        "server/transport.py",
+        "            guard.seated(self.transport, table)",
+        "            pass",
+        GUARD_TESTS,
+    ),
+    Mutant(
+        "refused-access-lines-unlimited",
+        "server/logs.py",
+        "            if not _refused_status(record):\n                return True",
+        "            return True",
+        LOG_TESTS,
     ),
     # -- rooms group: app --
     Mutant(

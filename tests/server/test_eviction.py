@@ -91,6 +91,24 @@ def test_a_cap_full_of_seated_sockets_from_one_address_lets_an_honest_join_in(
             ws.close()
 
 
+def test_unjoined_sockets_are_closed_before_older_seated_ones(
+    server_process: ServerFactory,
+) -> None:
+    srv = server_process(args=[*FULL, *NO_JOIN_TIMEOUT])
+    tables = [create_table(srv, humans=3, bots=[]) for _ in range(3)]
+    half = CAP // 2
+    seated = [join(srv, tables[i // 3], i % 3, "127.0.0.2") for i in range(half)]
+    unjoined = [RawWebSocket(srv.port, source="127.0.0.3") for _ in range(half)]
+    try:
+        assert srv.healthy()
+        assert unjoined[0].close_code() == 1013
+        seated[0].send_json({"type": "ping"})
+        assert seated[0].recv_json("pong")["type"] == "pong"
+    finally:
+        for ws in seated + unjoined:
+            ws.close()
+
+
 def test_a_seated_player_is_never_closed_for_an_attacker_on_many_addresses(
     server_process: ServerFactory,
 ) -> None:
