@@ -48,7 +48,7 @@ _DEFAULT_TEXT: Mapping[str, str] = {
     "allowed_origins": "the server's own origin",
     "trusted_proxies": "none",
     "request_timeout_seconds": "10s",
-    "join_timeout_seconds": "10s",
+    "join_timeout_seconds": "30s",
     "keepalive_timeout_seconds": "5s",
     "send_timeout_seconds": "10s",
     "allow_fixed_seeds": "no",

@@ -121,7 +121,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     max_connections: int = 1000
     max_connections_per_client: int = 64
     request_timeout_seconds: int = 10
-    join_timeout_seconds: int = 10
+    join_timeout_seconds: int = 30
     keepalive_timeout_seconds: int = 5
     send_timeout_seconds: int = 10
     send_buffer_bytes: int = 64 * 1024
