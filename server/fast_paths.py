@@ -27,7 +27,7 @@ FrameTaker = Callable[[FrameSink | None], None]
 class DirectText:
     """Mixin for the WebSocket protocol: a text frame written at once, without awaiting.
 
-    uvicorn's ASGI ``send`` is a coroutine that waits for the transport to be
+    ASGI ``send`` is a coroutine that waits for the transport to be
     writable and goes through the ASGI message dict; the game socket writes a
     frame per action, and while output flows (the usual case) none of that has
     to wait.  ``send_text_now`` writes exactly what ``send`` would write for a
@@ -69,9 +69,9 @@ def text_sender(send: object) -> Callable[[str], bool] | None:
 
 
 class DirectReceive:
-    """Mixin for uvicorn's WebSocket protocol: each message handed to a sink at once.
+    """Mixin for the WebSocket protocol: each message handed to a sink at once.
 
-    uvicorn hands a message to the app through a queue that the app's ``receive``
+    The protocol hands a message to the app through a queue that the app's ``receive``
     awaits, and stops reading the socket until the app has taken it: a queue, a
     task wake-up and two changes to the event loop's watch list per message.  A
     game socket's session does the same, synchronous work with every message, so

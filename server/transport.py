@@ -1,6 +1,7 @@
 """The TCP and WebSocket layer under the app: what one client can make us hold.
 
-uvicorn's own HTTP (h11) and WebSocket (websockets sans-I/O) protocols do the
+uvicorn's HTTP protocol (h11) and our WebSocket protocol
+(``server.websocket_protocol``, on websockets' public sans-I/O API) do the
 parsing; the subclasses here add the bounds a public server needs:
 
 - **Connection caps** (``server.connection_guard``).  At most
@@ -44,7 +45,6 @@ from typing import Any, cast
 
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
-from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.protocol import State
 
 from server import metrics
@@ -59,8 +59,8 @@ from server.fast_paths import (
     frame_taker,
     text_sender,
 )
-from server.inbox import Inbox
 from server.proxies import TrustedProxies, client_address
+from server.websocket_protocol import WebSocketProtocol
 
 __all__ = [
     "SEATED_EXTENSION",
@@ -223,18 +223,11 @@ def protocol_classes(limits: Limits) -> tuple[type[asyncio.Protocol], type[async
             metrics.rate_limited("request_timeout")
             self.transport.close()
 
-    class GuardedWebSocket(_DrainOrAbort, DirectText, DirectReceive, WebSocketsSansIOProtocol):
+    class GuardedWebSocket(_DrainOrAbort, DirectText, DirectReceive, WebSocketProtocol):
         _bad_utf8_logged = False
 
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            # uvicorn's receive queue has one consumer (the app's read loop) and holds
-            # one message at a time (reading pauses until the app takes it): an
-            # ``Inbox`` does that in a tenth of an ``asyncio.Queue``'s memory.
-            self.queue = Inbox()  # type: ignore[assignment]
-
         def start_keepalive(self) -> None:
-            # uvicorn calls this once, when the handshake's response has been sent.  The
+            # Called once, when the handshake's response has been sent.  The
             # handshake's headers are never read again (the app checks the origin
             # before it accepts), and a socket lives as long as its player stays, so
             # every copy goes: the request and response, the request's headers
@@ -242,9 +235,10 @@ def protocol_classes(limits: Limits) -> tuple[type[asyncio.Protocol], type[async
             # life) and the scope's list (emptied in place: Starlette's ``Headers``
             # holds that very list).  About 4 KiB a live table.  (Not in ``send``:
             # that is the path of every frame.)
-            self.request.headers.clear()
-            self.request = self.response = None  # type: ignore[assignment]
-            self.scope["headers"].clear()  # type: ignore[attr-defined]
+            if self.request is not None:
+                self.request.headers.clear()
+            self.request = self.response = None
+            self.scope["headers"].clear()
             super().start_keepalive()
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -254,7 +248,7 @@ def protocol_classes(limits: Limits) -> tuple[type[asyncio.Protocol], type[async
                 self.transport.abort()
                 return
             self._drain = _DrainDeadline(self.loop, limits.send_timeout)
-            # After our close frame, wait this long for the peer's (uvicorn: 10 s); a
+            # After our close frame, wait this long for the peer's (the base: 10 s); a
             # flooding client's frames are still read and dropped until then.
             self.close_timeout = WS_CLOSE_TIMEOUT
 
@@ -305,12 +299,12 @@ def protocol_classes(limits: Limits) -> tuple[type[asyncio.Protocol], type[async
         def handle_parser_exception(self) -> None:
             # A frame the protocol refuses (over ``max_frame_bytes``, malformed):
             # send the close frame that says why (1009, 1002...) and wait for the
-            # peer as after any close of ours, instead of uvicorn's immediate TCP
+            # peer as after any close of ours, instead of the base protocol's immediate TCP
             # close.  Closing with the rest of the offending frame unread makes the
             # kernel reset the connection, and a reset can destroy the close frame
             # before the client reads it: the client would see a dropped connection,
             # not the reason.  websockets discards whatever arrives from here on, and
-            # the close timeout bounds the wait.  uvicorn calls this again for each
+            # the close timeout bounds the wait.  data_received calls this again for each
             # later chunk of data: the first call did everything.
             if self.close_sent:
                 return

@@ -805,6 +805,13 @@ MUTANTS = [
         GUARD_TESTS,
     ),
     Mutant(
+        "websocket-fragments-dropped",
+        "server/websocket_protocol.py",
+        "            self.frames.append(bytes(frame.data))",
+        "            pass",
+        ["tests/server/test_websocket_protocol.py"],
+    ),
+    Mutant(
         "refused-access-lines-unlimited",
         "server/logs.py",
         "            if not _refused_status(record):\n                return True",
