@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -20,14 +21,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO_ROOT, free_port
 from packaging.requirements import Requirement
 from packaging.version import Version
 from websockets.sync.client import connect
 
 from bench.chaos import next_move
 
+# Not from conftest: a test directory's own conftest may shadow the top one.
+REPO_ROOT = Path(__file__).resolve().parent.parent
 CONSTRAINTS = REPO_ROOT / "deploy" / "constraints-lowest.txt"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def runtime_requirements() -> list[Requirement]:
