@@ -164,7 +164,12 @@ def _raise_shutdown(signum: int, frame: FrameType | None) -> None:
 
 def serve(settings: Settings) -> int:
     """Run until SIGINT/SIGTERM; returns the process exit status."""
-    configure_logging(settings.log_level, settings.log_format, settings.log_repeat_limit)
+    configure_logging(
+        settings.log_level,
+        settings.log_format,
+        settings.log_repeat_limit,
+        settings.refused_access_log_limit,
+    )
     previous_sigterm = signal.signal(signal.SIGTERM, _raise_shutdown)
     embedded: EmbeddedRedis | None = None
     try:

@@ -126,6 +126,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     send_timeout_seconds: int = 10
     send_buffer_bytes: int = 64 * 1024
     log_repeat_limit: int = 10
+    # Access lines of refused requests (status >= 400) written a minute; the rest counted.
+    refused_access_log_limit: int = 60
     allowed_origins: tuple[str, ...] = ()
     trusted_proxies: tuple[str, ...] = ()
     client_ip_header: str = "x-forwarded-for"
@@ -208,6 +210,7 @@ _RANGES: tuple[tuple[str, float, float], ...] = (
     ("send_timeout_seconds", 1, 3600),
     ("send_buffer_bytes", 4096, 64 * 1024 * 1024),
     ("log_repeat_limit", 1, 1_000_000),
+    ("refused_access_log_limit", 0, 1_000_000),
     ("tables_per_minute", 1, 1_000_000),
     ("max_tables", 1, 100_000_000),
     ("actions_per_second", 1, 10_000),
@@ -377,6 +380,10 @@ OPTIONS: tuple[Option, ...] = (
            _parse_int, "kernel send buffer of each client socket"),
     Option("log_repeat_limit", "--log-repeat-limit", "PAODEKUAI_LOG_REPEAT_LIMIT", "N",
            _parse_int, "the same log message at most this often a minute; the rest are counted"),
+    Option("refused_access_log_limit", "--refused-access-log-limit",
+           "PAODEKUAI_REFUSED_ACCESS_LOG_LIMIT", "N", _parse_int,
+           "access lines of refused requests (status 400 and up) written a minute; "
+           "the rest are counted"),
     Option("allowed_origins", "--allowed-origins", "PAODEKUAI_ALLOWED_ORIGINS", "LIST",
            _parse_list, "browser origins allowed to create tables and open game sockets "
            "(comma-separated https://host[:port], or *); unset: the server's own origin"),

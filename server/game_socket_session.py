@@ -40,7 +40,7 @@ from server.rooms.seats import SPECTATOR
 from server.rooms.store import StoreError, TableStore
 from server.rooms.tokens import hash_token, seat_for_token, valid_table_id
 from server.rooms.updates import Closing
-from server.transport import FrameTaker
+from server.transport import FrameTaker, mark_seated
 
 __all__ = ["serve"]
 
@@ -148,6 +148,8 @@ async def serve(
     # The room keeps its own meta; this handler lives as long as the socket and need not.
     del meta
 
+    # Joined: the transport closes this socket to make room only after unjoined ones.
+    mark_seated(websocket.scope, join.table)
     conn = Connection(seat, websocket.send_text, settings.outgoing_queue_size, send_now)
     writer = conn.start()
     try:

@@ -50,6 +50,9 @@ VERIFY_TESTS = ["tests/server/test_verify.py"]
 ENTROPY_TESTS = ["tests/rooms/test_entropy.py", "tests/server/test_fairness.py"]
 NAMES_TESTS = ["tests/rooms/test_names.py"]
 ORIGIN_TESTS = ["tests/server/test_origins.py"]
+# Who is closed when the server is full, and the log's own limits.
+GUARD_TESTS = ["tests/server/test_connection_guard.py", "tests/server/test_eviction.py"]
+LOG_TESTS = ["tests/server/test_logs.py"]
 
 
 class Mutant(NamedTuple):
@@ -897,6 +900,35 @@ MUTANTS = [
         "        if error.reason is SeatReason.TOO_MANY_SPECTATORS\n",
         "        if False\n",
         ["tests/server/test_seats.py"],
+    ),
+    # -- rooms group: the transport's connection guard and the log --
+    Mutant(
+        "eviction-ignores-the-newcomers-share",
+        "server/connection_guard.py",
+        "        need = held + 2\n",
+        "        need = 1\n",
+        GUARD_TESTS,
+    ),
+    Mutant(
+        "joined-socket-never-counted-as-seated",
+        "server/transport.py",
+        "            guard.seated(self.transport, table)",
+        "            pass",
+        GUARD_TESTS,
+    ),
+    Mutant(
+        "websocket-fragments-dropped",
+        "server/websocket_protocol.py",
+        "            self.frames.append(bytes(frame.data))",
+        "            pass",
+        ["tests/server/test_websocket_protocol.py"],
+    ),
+    Mutant(
+        "refused-access-lines-unlimited",
+        "server/logs.py",
+        "            if not _refused_status(record):\n                return True",
+        "            return True",
+        LOG_TESTS,
     ),
     # -- rooms group: app --
     Mutant(

@@ -213,6 +213,25 @@ def test_a_repeated_log_line_is_written_at_most_the_limit_a_minute(
     assert srv.log_text().count("Invalid HTTP request received") == 5
 
 
+def test_pipelined_refused_requests_write_at_most_the_limit_of_access_lines(
+    server_process: ServerFactory,
+) -> None:
+    srv = server_process(args=["--refused-access-log-limit", "5"])
+    requests = 300
+    with open_tcp(srv.port) as sock:
+        sock.sendall(b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n" * requests)
+        received = b""
+        while received.count(b"HTTP/1.1 404") < requests:
+            chunk = sock.recv(65536)
+            assert chunk, "the server closed the connection before answering every request"
+            received += chunk
+    # Each line is written before its response is sent: all are in the log by now.
+    assert srv.log_text().count('"GET /nope HTTP/1.1" 404') == 5
+    status, _ = http_json("GET", f"{srv.url}/healthz")
+    assert status == 200
+    assert '"GET /healthz HTTP/1.1" 200' in srv.log_text()  # served requests: every line
+
+
 # --- 4. log growth by bot_speed, and per-seat action rate --------------------------
 
 

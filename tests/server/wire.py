@@ -116,13 +116,17 @@ class RawWebSocket:
             lines.append(f"Origin: {origin}")
         if extensions is not None:
             lines.append(f"Sec-WebSocket-Extensions: {extensions}")
-        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
         head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = self.sock.recv(1)
-            if not chunk:
-                break
-            head += chunk
+        try:
+            self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+            while b"\r\n\r\n" not in head:
+                chunk = self.sock.recv(1)
+                if not chunk:
+                    break
+                head += chunk
+        except OSError:
+            self.sock.close()  # refused by the server: nothing left open here
+            raise
         self.response_head = head.decode("latin-1")
         self.status = int(self.response_head.split(" ", 2)[1]) if head else 0
         self._buffer = b""
