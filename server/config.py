@@ -133,6 +133,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     max_tables: int = 100_000
     actions_per_second: int = 10
     allow_fixed_seeds: bool = False
+    # Budgets and store protection (server.budgets, server.rooms.tables, docs/operations.md).
+    tables_per_minute_total: int = 600
+    unjoined_table_ttl_seconds: int = 600
+    table_ttl_per_action_seconds: int = 3600
+    admin_token: str | None = None
 
     def __post_init__(self) -> None:
         if not self.host.strip():
@@ -178,6 +183,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
             _check_origin(origin)
         for network in self.trusted_proxies:
             _check_network(network)
+        if self.admin_token is not None and len(self.admin_token) < _MIN_ADMIN_TOKEN_CHARS:
+            raise ConfigError(
+                ConfigReason.BAD_VALUE,
+                "admin_token",
+                f"the admin token must be at least {_MIN_ADMIN_TOKEN_CHARS} characters",
+            )
         if not re.fullmatch(r"[A-Za-z0-9-]+", self.client_ip_header):
             raise ConfigError(
                 ConfigReason.BAD_VALUE,
@@ -207,7 +218,12 @@ _RANGES: tuple[tuple[str, float, float], ...] = (
     ("tables_per_minute", 1, 1_000_000),
     ("max_tables", 1, 100_000_000),
     ("actions_per_second", 1, 10_000),
+    ("tables_per_minute_total", 1, 10_000_000),
+    ("unjoined_table_ttl_seconds", 60, 7 * 24 * 3600),
+    ("table_ttl_per_action_seconds", 0, 7 * 24 * 3600),
 )
+# Guessing a token this long by trying is hopeless (``secrets.token_urlsafe(24)`` is 32).
+_MIN_ADMIN_TOKEN_CHARS = 24
 
 
 def _check_origin(origin: str) -> None:
@@ -384,6 +400,18 @@ OPTIONS: tuple[Option, ...] = (
     Option("allow_fixed_seeds", "--allow-fixed-seeds", "PAODEKUAI_ALLOW_FIXED_SEEDS", "BOOL",
            _parse_bool, "testing only: accept a client-chosen seed on tables with several "
            "humans (a chosen seed lets its chooser know every hand)"),
+    Option("tables_per_minute_total", "--tables-per-minute-total",
+           "PAODEKUAI_TABLES_PER_MINUTE_TOTAL", "N", _parse_int,
+           "tables all clients together may create a minute (shared by every process)"),
+    Option("unjoined_table_ttl_seconds", "--unjoined-table-ttl", "PAODEKUAI_UNJOINED_TABLE_TTL",
+           "DURATION", parse_duration, "a table nobody plays at expires after this long"),
+    Option("table_ttl_per_action_seconds", "--table-ttl-per-action",
+           "PAODEKUAI_TABLE_TTL_PER_ACTION", "DURATION", parse_duration,
+           "each action played adds this much to a table's lifetime, up to --table-ttl"),
+    Option("admin_token", "--admin-token", "PAODEKUAI_ADMIN_TOKEN", "TOKEN",
+           _parse_optional_text, "bearer token of the operator's HTTP routes (deleting "
+           "tables, /healthz details, /api/usage); unset: those routes are off. Prefer "
+           "the environment variable: a flag shows in the process list"),
 )  # fmt: skip
 
 
