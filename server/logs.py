@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 import msgspec
 
 from server import metrics
+from server.log_redaction import RedactTokens, quiet_frame_loggers
 
 __all__ = ["JsonFormatter", "RepeatLimit", "configure_logging"]
 
@@ -101,6 +102,7 @@ def configure_logging(level: str, log_format: str, repeat_limit: int) -> None:
     formatter = JsonFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT)
     handler.setFormatter(formatter)
     handler.addFilter(RepeatLimit(repeat_limit))
+    handler.addFilter(RedactTokens())
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
@@ -111,3 +113,4 @@ def configure_logging(level: str, log_format: str, repeat_limit: int) -> None:
         logger.handlers.clear()
         logger.propagate = True
         logger.setLevel(level.upper())
+    quiet_frame_loggers()
