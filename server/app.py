@@ -300,6 +300,9 @@ def create_app(
         return _Json({"deleted": table_id})
 
     async def metrics_endpoint(request: Request) -> Response:
+        # Process figures (memory, CPU, descriptors): the operator's, like /api/usage.
+        if not operator(request):
+            return _error(403, "operator_only", "this page is for the server's operator")
         return Response(metrics.render(), media_type=metrics.CONTENT_TYPE)
 
     async def game_socket(

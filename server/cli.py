@@ -59,6 +59,9 @@ _DEFAULT_TEXT: Mapping[str, str] = {
     "keepalive_timeout_seconds": "5s",
     "send_timeout_seconds": "10s",
     "allow_fixed_seeds": "no",
+    "unjoined_table_ttl_seconds": "10m",
+    "table_ttl_per_action_seconds": "1h",
+    "admin_token": "unset (operator routes off)",
 }
 
 
