@@ -18,9 +18,11 @@ refused when there is none.  The bound this gives:
 - Less only by what other processes hold: a process keeps at most 1.5 batches of
   a seat it serves, so a seat moving between processes may find up to that many
   tokens per other process parked there until they are swept.
-- Cost: one script call per ``batch`` accepted frames per seat and process, and
-  none per refused frame (after a refusal Redis is asked again only once the
-  bucket will have a token).
+- Cost: at most one script call per half batch of accepted frames per seat and
+  process (``bench/ratelimit.py``: one per 8 at the full rate, per 19 at a
+  frame a second, per 5 in a flood), and none per refused frame (after a
+  refusal, or a refill that found the bucket nearly dry, Redis is asked again
+  only once it will have tokens).
 
 When Redis does not answer, each process falls back to its own bucket of the
 same budget (the limit is then per process, as it was) until Redis answers.
@@ -214,6 +216,10 @@ class SeatLimits:
         credit.tokens += grant.granted
         if grant.granted == 0:
             credit.wait_until = self._clock() + grant.retry_after
+        elif grant.granted < self._low:
+            # The bucket is nearly dry (a seat at or above its rate): ask again once half
+            # a batch can be there, not at every frame.
+            credit.wait_until = self._clock() + (self._low - grant.granted) / self.rate
 
     def _credit(self, key: str, now: float) -> _Credit:
         credit = self._credits.get(key)
