@@ -38,6 +38,8 @@ WIRE_TESTS = [
 APP_TESTS = ["tests/server/test_app.py"]
 # The socket's own limits (join timeout, frame size, flooding) are tested apart.
 SOCKET_LIMIT_TESTS = ["tests/server/test_limits.py"]
+# Budgets shared through Redis (server.budgets, server.seat_limits).
+BUDGET_TESTS = ["tests/server/test_budgets.py", "tests/server/test_seat_limits.py"]
 
 
 class Mutant(NamedTuple):
@@ -648,7 +650,8 @@ MUTANTS = [
     Mutant(
         "store-load-keeps-expiry",
         "server/rooms/store.py",
-        "for i = 1, 3 do\n  redis.call('EXPIRE', KEYS[i], ARGV[1])\nend\nreturn {meta",
+        "for i = 1, 3 do\n  if redis.call('TTL', KEYS[i]) < tonumber(ARGV[1]) then\n"
+        "    redis.call('EXPIRE', KEYS[i], ARGV[1])\n  end\nend\nreturn {meta",
         "return {meta",
         ROOMS_TESTS,
     ),
@@ -662,8 +665,8 @@ MUTANTS = [
     Mutant(
         "store-create-overwrites",
         "server/rooms/store.py",
-        "ex=self._ttl, nx=True",
-        "ex=self._ttl",
+        "ex=self._ttl_for(0), nx=True",
+        "ex=self._ttl_for(0)",
         ROOMS_TESTS,
     ),
     Mutant(
@@ -814,6 +817,35 @@ MUTANTS = [
         "        if take_frames is not None:\n            take_frames(None)",
         "        pass",
         WIRE_TESTS,
+    ),
+    # -- rooms group: budgets, table lifetime, the operator --
+    Mutant(
+        "refused-frames-still-ask-redis",
+        "server/seat_limits.py",
+        "if credit.tokens <= self._low and not credit.refilling and now >= credit.wait_until:",
+        "if credit.tokens <= self._low and not credit.refilling:",
+        BUDGET_TESTS,
+    ),
+    Mutant(
+        "flood-backoff-never-grows",
+        "server/seat_limits.py",
+        "tonumber(ARGV[1]) * 2 ^ math.min(n - 1, 30)",
+        "tonumber(ARGV[1])",
+        BUDGET_TESTS,
+    ),
+    Mutant(
+        "table-lifetime-ignores-play",
+        "server/rooms/tables.py",
+        "        grown = self.unplayed_seconds + max(0, version) * self.per_action_seconds",
+        "        grown = self.unplayed_seconds",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "admin-token-checked-as-a-prefix",
+        "server/operator_access.py",
+        "    return hmac.compare_digest(offered.encode(), admin_token.encode())",
+        "    return admin_token.startswith(offered)",
+        APP_TESTS,
     ),
 ]
 
