@@ -167,6 +167,8 @@ def create_app(
             yield
         finally:
             await node.close()
+            # Refills and flood counts in flight finish before their Redis client goes.
+            await holder["services"].seat_limiter.settled()
             await bus.close()
             await store.aclose()
             await clients.aclose()

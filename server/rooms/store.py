@@ -152,7 +152,13 @@ if holder then
   end
 end
 local fence = redis.call('INCR', KEYS[3])
-redis.call('EXPIRE', KEYS[3], ARGV[3])
+-- The fence lives as long as the meta (never less: a fence that expired first would
+-- start again at 1), not longer: an abandoned table leaves nothing behind.
+local ttl = redis.call('TTL', KEYS[1])
+if ttl < 1 then
+  ttl = ARGV[3]
+end
+redis.call('EXPIRE', KEYS[3], ttl)
 redis.call('SET', KEYS[2], fence .. ' ' .. ARGV[1], 'PX', ARGV[2])
 return {fence, ''}
 """

@@ -114,6 +114,8 @@ async def test_a_table_nobody_played_at_expires_within_minutes_and_play_extends_
     await lived_store.load(created.table)
     assert 0 < await redis_client.ttl(meta_key) <= 600
     lease = await lease_of(lived_store, created.table)
+    # Taking it over leaves no fence behind for longer than the table.
+    assert 0 < await redis_client.ttl(f"pdk:{{{created.table}}}:fence") <= 600
     await lived_store.append(lease, 0, [Pass(seat=0), Pass(seat=1)])
     for role in ("meta", "log"):
         ttl = await redis_client.ttl(f"pdk:{{{created.table}}}:{role}")
