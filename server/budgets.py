@@ -13,9 +13,10 @@ The bucket's time is Redis's own clock (``TIME``) unless a clock is injected
 one pace.  A bucket expires once it would be full again: a full bucket carries
 no information, so keys cycled by an attacker do not pile up in Redis either.
 
-Cost: one script call (one round trip, a few microseconds of Redis CPU) per
-``take``; ``bench/ratelimit.py`` measures it.  The per-action hot path does
-not pay it per frame: ``server.seat_limits`` takes tokens in batches.
+``take`` takes tokens before they are spent (all or some, or nothing);
+``charge`` books tokens already spent, into debt if need be (``server.seat_limits``
+judges a frame at once and books it after).  Cost: one script call (one round
+trip, microseconds of Redis CPU) per call; ``bench/ratelimit.py`` measures it.
 """
 
 from __future__ import annotations
@@ -69,6 +70,38 @@ end
 return {0, math.ceil((least - tokens) * 1000 / rate)}
 """
 
+# KEYS[1]: the bucket.  ARGV: rate, burst, cost, now in ms ('' for Redis's TIME).
+# Takes ``cost`` tokens even when fewer are there (a debt, at most ten bursts deep:
+# the spending was already allowed).  Returns the tokens left, in thousandths
+# (negative: the debt).
+_CHARGE = """
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
+local now
+if ARGV[4] == '' then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+else
+  now = tonumber(ARGV[4])
+end
+local held = redis.call('HMGET', KEYS[1], 't', 'at')
+local tokens = tonumber(held[1])
+local at = tonumber(held[2])
+if tokens == nil or at == nil then
+  tokens = burst
+  at = now
+end
+if now > at then
+  tokens = math.min(burst, tokens + (now - at) * rate / 1000)
+  at = now
+end
+tokens = math.max(tokens - cost, -10 * burst)
+redis.call('HSET', KEYS[1], 't', tostring(tokens), 'at', tostring(at))
+redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) * 1000 / rate) + 1000)
+return math.floor(tokens * 1000)
+"""
+
 # Keys longer than this are cut: a subject (an address) comes from the network.
 _MAX_SUBJECT = 100
 
@@ -103,6 +136,7 @@ class SharedBuckets:
     def __init__(self, redis: Redis, *, clock: Callable[[], float] | None = None) -> None:
         # ``clock``: wall-clock seconds to count refills by; None uses Redis's own.
         self._script = redis.register_script(_TAKE)
+        self._charge = redis.register_script(_CHARGE)
         self._clock = clock
 
     async def take(
@@ -120,7 +154,17 @@ class SharedBuckets:
         if rate <= 0 or burst < 1 or not 1 <= want <= burst:
             raise ValueError("a budget needs rate > 0, burst >= 1 and 1 <= want <= burst")
         fewest = want if least is None else max(1, min(least, want))
-        now = "" if self._clock is None else str(math.floor(self._clock() * 1000))
-        args: list[Any] = [repr(float(rate)), burst, want, fewest, now]
+        args: list[Any] = [repr(float(rate)), burst, want, fewest, self._now()]
         granted, wait_ms = await self._script(keys=[key], args=args)
         return Grant(int(granted), int(wait_ms) / 1000.0)
+
+    async def charge(self, key: str, rate: float, burst: int, cost: int) -> float:
+        """Take ``cost`` tokens already spent from ``key``'s bucket, into debt if need
+        be; the tokens left (negative: the debt, which the rate repays)."""
+        if rate <= 0 or burst < 1 or cost < 1:
+            raise ValueError("a budget needs rate > 0, burst >= 1 and a cost >= 1")
+        args: list[Any] = [repr(float(rate)), burst, cost, self._now()]
+        return int(await self._charge(keys=[key], args=args)) / 1000.0
+
+    def _now(self) -> str:
+        return "" if self._clock is None else str(math.floor(self._clock() * 1000))

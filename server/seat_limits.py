@@ -3,31 +3,28 @@
 Actions.  A seat may send ``rate`` frames a second, bursts of ``burst``, in all
 (``--actions-per-second``), however many sockets and processes it uses: the
 budget is a bucket in Redis (``server.budgets``, key in the table's slot).  A
-frame is judged synchronously by the transport, so it cannot wait for Redis:
-each process holds a few tokens of each seat it serves (its credit), taken from
-the Redis bucket ``batch`` (by default a burst) at a time when the seat joins
-and again whenever the credit runs down to half a batch.  A frame spends one token of credit, or is
-refused when there is none.  The bound this gives:
+frame is judged synchronously by the transport, so it cannot wait for Redis.
+Each process judges a seat's frames with its own bucket of the same size (as
+before budgets were shared), and books every frame it let through on the Redis
+bucket afterwards (``charge``, one call in flight per seat, frames that arrive
+meanwhile go in the next).  When the Redis bucket is in debt (other processes
+spent the seat's budget too), the process refuses the seat's frames until the
+rate has repaid the debt.  Nothing is held in advance, so a socket that sends
+nothing (a second tab) costs the seat nothing.  The bound this gives:
 
-- Never more than the budget, but for one token: a token is spent after it was
-  taken from Redis, except one frame on credit once Redis said the bucket has
-  refilled a token (so a seat back from a pause is not refused while the refill
-  is on its way).  Over any T seconds a seat's frames accepted by all processes
-  together are at most ``burst + rate * T``, plus one per process serving the
-  seat at the same time for each such pause.
-- Less only by what other processes hold: a process keeps at most 1.5 batches of
-  a seat it serves, so a seat moving between processes may find up to that many
-  tokens per other process parked there until they are swept.
-- Cost: at most one script call per half batch of accepted frames per seat and
-  process (``bench/ratelimit.py``: one per 8 at the full rate, per 19 at a
-  frame a second, per 5 in a flood), and none per refused frame (after a
-  refusal, or a refill that found the bucket nearly dry, Redis is asked again
-  only once it will have tokens).
+- Over any T seconds a seat's frames accepted by all processes together are at
+  most ``burst + rate * T`` plus what other processes let through before their
+  own booking came back in debt: at most one burst each (frames read in one
+  go, or faster than a booking's round trip), one frame each when frames come
+  slower.  The debt is repaid before anything more is let through, so over time
+  the seat gets the rate once, not once per process.
+- Cost: at most one script call per accepted frame (fewer in bursts: frames
+  arriving while a booking is in flight share the next one), none per refused
+  frame.  ``bench/ratelimit.py`` measures it.
 
-When Redis does not answer, each process falls back to its own bucket of the
-same budget (the limit is then per process, as it was) until Redis answers.
-Spectators' frames are each socket's own budget, per process (a spectator has
-no seat to share).
+When Redis does not answer, each process's own bucket judges alone (the limit
+is then per process, as it was) until Redis answers.  Spectators' frames are
+each socket's own budget, per process (a spectator has no seat to share).
 
 Floods.  A socket that keeps sending past its refusals is closed (1008).  Each
 such close of a seat counts in Redis (``floods`` key in the table's slot, kept
@@ -107,15 +104,17 @@ class FloodBackoff(ServerError[FloodReason]):
         self.retry_after = wait
 
 
-class _Credit:
-    """Tokens of one seat this process holds, and whether more are on their way."""
+class _Seat:
+    """What this process knows of one seat's shared budget."""
 
-    __slots__ = ("refilling", "tokens", "used_at", "wait_until")
+    __slots__ = ("blocked_until", "booking", "unbooked", "used_at")
 
     def __init__(self, now: float) -> None:
-        self.tokens = 0
-        self.refilling = False
-        self.wait_until = 0.0
+        # Frames let through and not yet booked on the Redis bucket.
+        self.unbooked = 0
+        self.booking = False
+        # The Redis bucket was in debt: nothing more until the rate has repaid it.
+        self.blocked_until = 0.0
         self.used_at = now
 
 
@@ -128,7 +127,6 @@ class SeatLimits:
         rate: float,
         burst: int,
         *,
-        batch: int | None = None,
         clock: Callable[[], float] = time.monotonic,
         buckets: SharedBuckets | None = None,
     ) -> None:
@@ -138,17 +136,13 @@ class SeatLimits:
         self.burst = burst
         self._redis = redis
         self._buckets = buckets or SharedBuckets(redis)
-        # A whole burst by default: frames read in one go are judged before any refill
-        # can land, so a smaller batch would cut the burst a seat is allowed.
-        self._batch = batch if batch is not None else burst
-        self._low = self._batch // 2
         self._clock = clock
-        self._credits: dict[str, _Credit] = {}
-        # Spectators, and seats while Redis does not answer.
+        self._seats: dict[str, _Seat] = {}
+        # This process's bucket of each seat (and each spectator's socket).
         self._local = RateLimiter(rate, burst, clock=clock)
         self._degraded_until = 0.0
         self._flooded = redis.register_script(_FLOODED)
-        # Refills in flight: kept so they are not collected mid-way, awaited in ``aclose``.
+        # Bookings in flight: kept so they are not collected mid-way, awaited in ``settled``.
         self._tasks: set[asyncio.Task[Any]] = set()
 
     @staticmethod
@@ -158,100 +152,72 @@ class SeatLimits:
 
     # --- actions -------------------------------------------------------------------
 
-    async def prime(self, key: str) -> None:
-        """Take a first batch for ``key`` (a seat joining), so its first frame need not
-        wait for Redis; never raises (Redis down: the local bucket judges)."""
-        credit = self._credit(key, self._clock())
-        if credit.tokens <= self._low and not credit.refilling:
-            credit.refilling = True
-            await self._refill(key, credit)
-
     def allow(self, key: Hashable) -> bool:
         """Whether one more frame of ``key`` fits (a ``seat_key``; anything else is a
         per-process key, such as a spectator's socket).  Synchronous and cheap."""
         if not isinstance(key, str):
             return self._local.allow(key)
         now = self._clock()
-        credit = self._credit(key, now)
-        credit.used_at = now
+        seat = self._seats.get(key)
+        if seat is None:
+            if len(self._seats) >= _SWEEP_AT:
+                self._sweep(now)
+            seat = self._seats[key] = _Seat(now)
+        seat.used_at = now
+        if now < seat.blocked_until or not self._local.allow(key):
+            return False
         if now < self._degraded_until:
-            return self._local.allow(key)
-        if credit.tokens > 0:
-            credit.tokens -= 1
-            allowed = True
-        elif credit.tokens == 0 and not credit.refilling and now >= credit.wait_until:
-            # Redis said when the bucket would hold a token again, and that time has
-            # come: this frame goes on credit, repaid out of the refill it starts.
-            credit.tokens = -1
-            allowed = True
-        else:
-            allowed = False
-        if credit.tokens <= self._low and not credit.refilling and now >= credit.wait_until:
-            credit.refilling = True
-            task = asyncio.get_running_loop().create_task(self._refill(key, credit))
+            return True
+        seat.unbooked += 1
+        if not seat.booking:
+            seat.booking = True
+            task = asyncio.get_running_loop().create_task(self._book(key, seat))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-        return allowed
-
-    def held(self, key: str) -> int:
-        """Tokens of ``key`` this process holds now (for tests and the bench)."""
-        credit = self._credits.get(key)
-        return 0 if credit is None else credit.tokens
+        return True
 
     async def settled(self) -> None:
-        """Wait until no refill is in flight (tests, shutdown)."""
+        """Wait until no booking or flood count is in flight (tests, shutdown)."""
         while self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    async def _refill(self, key: str, credit: _Credit) -> None:
+    async def _book(self, key: str, seat: _Seat) -> None:
         try:
-            grant = await self._buckets.take(key, self.rate, self.burst, want=self._batch, least=1)
+            while seat.unbooked:
+                cost, seat.unbooked = seat.unbooked, 0
+                left = await self._buckets.charge(key, self.rate, self.burst, cost)
+                if left < 0:
+                    seat.blocked_until = self._clock() - left / self.rate
         except (RedisError, OSError) as exc:
             if self._clock() >= self._degraded_until:
                 log.warning("seat budgets: Redis does not answer (%s); limits per process", exc)
             self._degraded_until = self._clock() + _DEGRADED_SECONDS
-            return
+            seat.unbooked = 0
         finally:
-            credit.refilling = False
-        credit.tokens += grant.granted
-        if grant.granted == 0:
-            credit.wait_until = self._clock() + grant.retry_after
-        elif grant.granted < self._low:
-            # The bucket is nearly dry (a seat at or above its rate): ask again once half
-            # a batch can be there, not at every frame.
-            credit.wait_until = self._clock() + (self._low - grant.granted) / self.rate
-
-    def _credit(self, key: str, now: float) -> _Credit:
-        credit = self._credits.get(key)
-        if credit is None:
-            if len(self._credits) >= _SWEEP_AT:
-                self._sweep(now)
-            credit = self._credits[key] = _Credit(now)
-        return credit
+            seat.booking = False
 
     def _sweep(self, now: float) -> None:
-        # A seat unused for as long as its bucket takes to fill has nothing to lose
-        # here but the tokens it holds (given up: the bound above counts them).
+        # A seat unused for as long as its bucket takes to fill carries nothing.
         idle = self.burst / self.rate
         stale = [
-            key for key, c in self._credits.items() if not c.refilling and now - c.used_at >= idle
+            key
+            for key, seat in self._seats.items()
+            if not seat.booking and now - seat.used_at >= idle and now >= seat.blocked_until
         ]
         for key in stale:
-            del self._credits[key]
+            del self._seats[key]
 
     # --- floods --------------------------------------------------------------------
 
     async def admit(self, table_id: str, seat: int) -> None:
-        """Let a seat join: ``FloodBackoff`` while it is backing off after floods, else
-        its first batch of tokens is taken (``prime``).  Redis down: no back-off (the
-        join fails on the table anyway)."""
+        """Let a seat join, or ``FloodBackoff`` while it is backing off after floods.
+        Redis down: no back-off (the join fails on the table anyway)."""
         try:
             left = int(await self._redis.pttl(table_key(table_id, f"flood-wait:{seat}")))
         except (RedisError, OSError):
             left = 0
         if left > 0:
             raise FloodBackoff(left / 1000.0)
-        await self.prime(self.seat_key(table_id, seat))
 
     def flooded(self, table_id: str, seat: int) -> None:
         """Count a flood close of this seat and start its back-off (in the background:

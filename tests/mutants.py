@@ -820,10 +820,10 @@ MUTANTS = [
     ),
     # -- rooms group: budgets, table lifetime, the operator --
     Mutant(
-        "refused-frames-still-ask-redis",
+        "seat-debt-never-blocks",
         "server/seat_limits.py",
-        "if credit.tokens <= self._low and not credit.refilling and now >= credit.wait_until:",
-        "if credit.tokens <= self._low and not credit.refilling:",
+        "if now < seat.blocked_until or not self._local.allow(key):",
+        "if not self._local.allow(key):",
         BUDGET_TESTS,
     ),
     Mutant(

@@ -34,7 +34,7 @@ def limits(client: aioredis.Redis, clock: Clock, rate: float = 5, burst: int = 1
 
 
 async def frames(limiter: SeatLimits, key: str, count: int) -> int:
-    """Send ``count`` frames one by one, letting refills land in between; how many passed."""
+    """Send ``count`` frames one by one, letting bookings land in between; how many passed."""
     passed = 0
     for _ in range(count):
         passed += limiter.allow(key)
@@ -48,28 +48,30 @@ async def test_a_seat_on_two_processes_gets_one_budget_not_two(
     clock = Clock()
     a, b = limits(clients[0], clock), limits(clients[1], clock)
     key = SeatLimits.seat_key("tbl001", 0)
-    await a.prime(key)
-    await b.prime(key)
+    # Per process it would be a burst each (20); shared, one burst and the one frame
+    # the other process lets through before its booking comes back in debt.
     passed = await frames(a, key, 30) + await frames(b, key, 30)
-    assert passed == 10
-    # A second later both together got the rate once more (plus the one frame each
-    # may spend on credit once Redis said a token is back).
-    clock.now += 1
+    assert passed == 10 + 1
+    # Two seconds later the debt is repaid and both together get the rate once more
+    # (plus one frame each before they learn of the new debt).
+    clock.now += 2
     passed = await frames(a, key, 30) + await frames(b, key, 30)
-    assert 5 <= passed <= 5 + 2
+    assert 2 * 5 - 1 <= passed <= 2 * 5 - 1 + 2
 
 
-async def test_a_burst_read_in_one_go_is_judged_on_the_batch_held(
+async def test_a_socket_that_sends_nothing_holds_nothing_back(
     clients: list[aioredis.Redis],
 ) -> None:
     clock = Clock()
-    a = limits(clients[0], clock)
+    a, idle = limits(clients[0], clock), limits(clients[1], clock)
     key = SeatLimits.seat_key("tbl002", 1)
-    await a.prime(key)
-    assert a.held(key) == 10
-    # No refill can land between frames taken synchronously: the burst is what is held.
+    assert idle.allow(SeatLimits.seat_key("tbl002", 2))  # another seat: not this one's
+    await idle.settled()
+    # A burst read in one go: judged before any booking lands, the whole burst passes.
     assert sum(a.allow(key) for _ in range(30)) == 10
     await a.settled()
+    # ... and is booked: the shared bucket is empty.
+    assert (await SharedBuckets(clients[1], clock=clock).take(key, 5, 10)).granted == 0
 
 
 async def test_refused_frames_cost_no_redis_call(
@@ -78,8 +80,7 @@ async def test_refused_frames_cost_no_redis_call(
     clock = Clock()
     a = limits(clients[0], clock)
     key = SeatLimits.seat_key("tbl003", 0)
-    await a.prime(key)
-    await frames(a, key, 12)  # the burst, and the refill that finds the bucket empty
+    await frames(a, key, 12)  # the burst, booked
     await clients[1].config_resetstat()
     assert await frames(a, key, 200) == 0
     stats = await clients[1].info("commandstats")
@@ -92,8 +93,7 @@ async def test_without_redis_each_process_falls_back_to_its_own_bucket(tmp_path:
     try:
         a = SeatLimits(gone, 5, 10, clock=Clock())
         key = SeatLimits.seat_key("tbl004", 0)
-        await a.prime(key)  # fails quietly: the local bucket judges
-        assert sum(a.allow(key) for _ in range(30)) == 10
+        assert await frames(a, key, 30) == 10  # bookings fail quietly: the local bucket judges
     finally:
         await gone.aclose()
 
