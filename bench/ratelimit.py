@@ -6,10 +6,11 @@ configuration), it times:
 - ``take``: one ``SharedBuckets.take`` (one Lua script call), awaited one at a
   time (the round trip a table creation pays twice), and many in flight at
   once (throughput), with Redis's own CPU per call from ``INFO commandstats``;
-- ``allow``: ``SeatLimits.allow`` on tokens the process holds (what every seat
-  frame pays) beside the per-process ``RateLimiter.allow`` it replaced;
-- script calls per accepted frame of a seat acting at its full rate, and at a
-  human's pace, with the clock injected (exact counts, not timings).
+- ``allow``: ``SeatLimits.allow`` (what every seat frame pays: this process's
+  bucket, and the booking queued) beside the per-process ``RateLimiter.allow``
+  alone;
+- booking calls per accepted frame of a seat acting at its full rate, at a
+  human's pace and in a flood, with the clock injected (exact counts).
 
     python -m bench.ratelimit --calls 20000
 
@@ -27,7 +28,7 @@ from pathlib import Path
 
 import redis.asyncio as aioredis
 
-from server.budgets import Grant, SharedBuckets
+from server.budgets import SharedBuckets
 from server.ratelimit import RateLimiter
 from server.redis_embedded import EmbeddedRedis
 from server.seat_limits import SeatLimits
@@ -46,11 +47,9 @@ class _CountingBuckets(SharedBuckets):
 
     calls = 0
 
-    async def take(
-        self, key: str, rate: float, burst: int, *, want: int = 1, least: int | None = None
-    ) -> Grant:
+    async def charge(self, key: str, rate: float, burst: int, cost: int) -> float:
         _CountingBuckets.calls += 1
-        return await super().take(key, rate, burst, want=want, least=least)
+        return await super().charge(key, rate, burst, cost)
 
 
 async def _round_trips(client: aioredis.Redis, calls: int) -> dict[str, float]:
@@ -80,10 +79,9 @@ async def _round_trips(client: aioredis.Redis, calls: int) -> dict[str, float]:
 
 
 async def _hot_path(client: aioredis.Redis, calls: int) -> dict[str, float]:
-    # A budget no frame here exhausts: every allow() spends a held token.
-    limits = SeatLimits(client, 1e6, 10_000_000, batch=calls + 1)
+    # A budget no frame here exhausts; one booking is queued, the rest join it.
+    limits = SeatLimits(client, 1e6, 10_000_000)
     key = SeatLimits.seat_key("benchtable", 0)
-    await limits.prime(key)
     started = time.perf_counter()
     for _ in range(calls):
         limits.allow(key)
@@ -98,14 +96,13 @@ async def _hot_path(client: aioredis.Redis, calls: int) -> dict[str, float]:
 
 
 async def _calls_per_frame(client: aioredis.Redis, frames: int, pace: float) -> float:
-    """Script calls per accepted frame of a seat sending one frame every ``pace`` s
+    """Booking calls per accepted frame of a seat sending one frame every ``pace`` s
     at the default budget (10 a second, bursts of 20)."""
     clock = _Clock()
     buckets = _CountingBuckets(client, clock=clock)
     _CountingBuckets.calls = 0
     limits = SeatLimits(client, 10, 20, clock=clock, buckets=buckets)
     key = SeatLimits.seat_key(f"pace{pace}", 0)
-    await limits.prime(key)
     accepted = 0
     for _ in range(frames):
         accepted += limits.allow(key)
