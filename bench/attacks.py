@@ -1,4 +1,4 @@
-"""An honest table's latency while each attack of issue 9 runs, plus a socket fuzz.
+"""An honest table's latency while each attack of issues 9 and 24 runs, plus a socket fuzz.
 
     python -m bench.attacks --seconds 20
     python -m bench.attacks --only fuzz --seconds 60
@@ -6,17 +6,26 @@
 One ``paodekuai serve`` child (embedded Redis, default limits).  An honest
 player (127.0.0.1; one human and two bots at speed 0) acts about three times a
 second and measures, per action, the time from sending it to receiving the
-state that shows it.  Each attack runs from other loopback addresses
-(127.0.0.2 and up) for ``--seconds``, one after the other, and the honest
-table's p50/p99 is printed for each window, with the machine's load:
+first state after it: every accepted action is timed, also when the bots'
+instant answers come in the same state (its version then moves by more than
+one); an action refused (an error frame) is counted, not timed.  Each attack
+runs from other loopback addresses (127.0.0.2 and up) for ``--seconds``, one
+after the other, and the honest table's p50/p99 is printed for each window,
+with the machine's load:
 
 - ``baseline``: no attack;
 - ``compressed``: 1 MB frames of one repeated byte, offering permessage-deflate;
 - ``non_readers``: 40 seated sockets that ask for hints and never read;
 - ``silent``: 1,500 TCP connections that send nothing, reopened when closed;
 - ``slowloris``: 300 connections trickling a header byte a second;
+- ``unjoined``: 1,100 game sockets from 20 addresses that never send a join,
+  reopened when the server closes them (issue 24, item 1);
 - ``bot_speed``: one seat sending ``bot_speed`` frames as fast as it can;
+- ``flood_reconnect``: one seat sending pings as fast as it can, reconnecting
+  after each 1008 close (issue 24, item 7);
 - ``tables``: one address creating tables as fast as it can;
+- ``tables_many``: 64 addresses creating tables as fast as they can (issue 24,
+  item 4);
 - ``fuzz``: four sockets sending hostile frames (bench/fuzz_frames.py) as fast
   as they can; every reply is checked for cards the seat does not hold.
 
@@ -239,6 +248,95 @@ def bot_speed(target: Target, stop: Any, counts: dict[str, int]) -> None:
     sock.close()
 
 
+def unjoined(target: Target, stop: Any, counts: dict[str, int]) -> None:
+    """Game sockets that finish the handshake and never join, kept open."""
+    upgrade = (
+        f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{target.port}\r\nUpgrade: websocket\r\n"
+        "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        "Sec-WebSocket-Version: 13\r\n\r\n"
+    ).encode()
+    socks: dict[int, socket.socket] = {}
+    while not stop.is_set():
+        for i in range(1100):
+            if stop.is_set():
+                break
+            sock = socks.get(i)
+            try:
+                if sock is None:
+                    sock = socks[i] = target.connect(f"127.0.8.{2 + i % 20}")
+                    sock.sendall(upgrade)
+                    counts["opened"] = counts.get("opened", 0) + 1
+                else:
+                    sock.setblocking(False)
+                    try:
+                        if sock.recv(65536) == b"":
+                            raise ConnectionError
+                    except BlockingIOError:
+                        pass
+                    finally:
+                        sock.setblocking(True)
+            except OSError:
+                counts["closed_by_server"] = counts.get("closed_by_server", 0) + 1
+                if sock is not None:
+                    sock.close()
+                socks.pop(i, None)
+        time.sleep(0.5)
+    for sock in socks.values():
+        sock.close()
+
+
+def flood_reconnect(target: Target, stop: Any, counts: dict[str, int]) -> None:
+    """One seat flooding pings, reconnecting as soon as it is closed."""
+    table = target.create_table("127.0.9.1", humans=2, bots=["normal"])
+    assert table is not None
+    ping = json.dumps({"type": "ping"}).encode()
+    while not stop.is_set():
+        try:
+            sock = ws_open(target, "127.0.9.1", table)
+        except OSError:
+            counts["join_failed"] = counts.get("join_failed", 0) + 1
+            time.sleep(0.05)
+            continue
+        counts["joins"] = counts.get("joins", 0) + 1
+        sock.setblocking(False)
+        try:
+            while not stop.is_set():
+                sock.setblocking(True)
+                send_frame(sock, ping)
+                sock.setblocking(False)
+                counts["frames"] = counts.get("frames", 0) + 1
+                try:
+                    data = sock.recv(65536)
+                    if not data:
+                        break
+                    if b"flood_backoff" in data:
+                        counts["backed_off"] = counts.get("backed_off", 0) + 1
+                except BlockingIOError:
+                    pass
+        except OSError:
+            pass
+        finally:
+            sock.close()
+        counts["closed"] = counts.get("closed", 0) + 1
+
+
+def tables_many(target: Target, stop: Any, counts: dict[str, int]) -> None:
+    def one(n: int) -> None:
+        while not stop.is_set():
+            try:
+                made = target.create_table(f"127.0.10.{n}")
+            except OSError:
+                made = None
+            key = "created" if made is not None else "refused"
+            counts[key] = counts.get(key, 0) + 1
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(1, 65)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
 def tables(target: Target, stop: Any, counts: dict[str, int]) -> None:
     def once() -> None:
         made = target.create_table("127.0.4.1")
@@ -317,8 +415,11 @@ ATTACKS: dict[str, Attack | None] = {
     "non_readers": non_readers,
     "silent": _holders(1500, 6, None),
     "slowloris": _holders(300, 7, b"X"),
+    "unjoined": unjoined,
     "bot_speed": bot_speed,
+    "flood_reconnect": flood_reconnect,
     "tables": tables,
+    "tables_many": tables_many,
     "fuzz": fuzz,
 }
 
@@ -326,8 +427,11 @@ ATTACKS: dict[str, Attack | None] = {
 # --- the honest table --------------------------------------------------------------
 
 
-async def honest(url: str, table: dict[str, Any], seconds: float) -> list[float]:
+async def honest(url: str, table: dict[str, Any], seconds: float) -> tuple[list[float], int]:
+    """Play for ``seconds``: the latency of every accepted action, and how many were
+    refused."""
     latencies: list[float] = []
+    refused = 0
     ws_url = url.replace("http://", "ws://") + "/ws"
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -339,23 +443,30 @@ async def honest(url: str, table: dict[str, Any], seconds: float) -> list[float]
                     "token": table["seats"][0]["token"],
                 }
                 await ws.send(json.dumps(join))
-                sent_at: dict[int, float] = {}
+                # The action in flight: the version it was sent at, and when.
+                pending: tuple[int, float] | None = None
                 while time.monotonic() < deadline:
                     frame = json.loads(await asyncio.wait_for(ws.recv(), 15))
+                    if frame["type"] == "error" and pending is not None:
+                        refused += 1
+                        pending = None
+                        continue
                     if frame["type"] != "state":
                         continue
                     version = frame["version"]
-                    started = sent_at.pop(version - 1, None)
-                    if started is not None:
-                        latencies.append(time.monotonic() - started)
+                    # Only our action moves the table on our turn; the bots' instant
+                    # answers may come in the same state (version + 3, not + 1).
+                    if pending is not None and version > pending[0]:
+                        latencies.append(time.monotonic() - pending[1])
+                        pending = None
                     move = next_move(frame)
-                    if move is not None and version not in sent_at:
+                    if move is not None and pending is None:
                         await asyncio.sleep(0.3)  # a person's pace, under the action limit
-                        sent_at[version] = time.monotonic()
+                        pending = (version, time.monotonic())
                         await ws.send(json.dumps(move))
         except (OSError, TimeoutError, websockets.exceptions.WebSocketException):
             await asyncio.sleep(0.2)
-    return latencies
+    return latencies, refused
 
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -382,7 +493,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 )
                 process.start()
                 time.sleep(1.0)  # let the attack build up
-            latencies = asyncio.run(honest(server.url, table, args.seconds))
+            latencies, refused = asyncio.run(honest(server.url, table, args.seconds))
             stop.set()
             counts: dict[str, int] = {}
             if process is not None:
@@ -396,6 +507,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 {
                     "attack": name,
                     "honest_actions": len(latencies),
+                    "honest_refused": refused,
                     "p50_ms": round(1000 * statistics.median(latencies), 1) if latencies else None,
                     "p99_ms": round(1000 * latencies[int(0.99 * (len(latencies) - 1))], 1)
                     if latencies

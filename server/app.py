@@ -32,21 +32,23 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from server import bots, game_socket_session, metrics
+from server.budgets import Grant, SharedBuckets, address_key, global_key, table_key
 from server.cluster.bus import Bus
 from server.cluster.connect import connect
 from server.cluster.node import Node
 from server.config import Settings
 from server.connection import SendNow
 from server.engine import EngineError
+from server.operator_access import from_this_host, is_admin
 from server.origins import HostAllowList, host_header, origin_allowed
-from server.ratelimit import RateLimiter
 from server.rooms import tables
 from server.rooms.history import HistoryCache, PageOutOfRange
 from server.rooms.names import NameRefused
 from server.rooms.registry import DEFAULT_IDLE_SECONDS, Registry
 from server.rooms.store import Redis, StoreError, TableStore, TooManyTables
-from server.rooms.tables import CreateTableRequest
+from server.rooms.tables import CreateTableRequest, TableLifetime
 from server.rooms.tokens import seat_for_token, valid_table_id
+from server.seat_limits import SeatLimits
 from server.transport import (
     FrameTaker,
     TrustedProxies,
@@ -85,8 +87,10 @@ class _Services:
     store: TableStore
     registry: Registry
     node: Node
-    # Frames per seat (--actions-per-second, bursts of twice that).
-    seat_limiter: RateLimiter
+    # Frames per seat (--actions-per-second, bursts of twice that), shared through Redis.
+    seat_limiter: SeatLimits
+    # Table creation budgets, per address and in all (shared through Redis).
+    buckets: SharedBuckets
 
 
 class _Json(Response):
@@ -100,6 +104,12 @@ class _Json(Response):
 
 def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> _Json:
     return _Json({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
+
+
+def _too_many(grant: Grant, message: str) -> _Json:
+    """429 for a spent budget, with the seconds until it has a token again."""
+    wait = max(1, round(grant.retry_after))
+    return _error(429, "rate_limited", f"{message} in {wait}s", headers={"Retry-After": str(wait)})
 
 
 def create_app(
@@ -116,14 +126,16 @@ def create_app(
     )
     proxies = TrustedProxies(settings.trusted_proxies, settings.client_ip_header)
     per_minute = settings.tables_per_minute
-    table_limiter = RateLimiter(per_minute / 60.0, per_minute)
+    total_per_minute = settings.tables_per_minute_total
+    lifetime = TableLifetime(
+        unplayed_seconds=min(settings.unjoined_table_ttl_seconds, settings.table_ttl_seconds),
+        per_action_seconds=settings.table_ttl_per_action_seconds,
+        most_seconds=settings.table_ttl_seconds,
+    )
     # History: finished deals' replays kept between requests, and a budget per client
-    # address and per seat.  The budgets are in-process buckets; a shared store for them
-    # replaces the two limiters here and nothing else.
+    # address and per seat, shared by every process (``server.budgets``).
     history_cache = HistoryCache(settings.history_cache_deals, settings.history_deals)
     history_rate = settings.history_per_minute
-    history_by_client = RateLimiter(history_rate / 60.0, history_rate)
-    history_by_seat = RateLimiter(history_rate / 60.0, history_rate)
 
     def services() -> _Services:
         return holder["services"]
@@ -131,7 +143,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         clients = await connect(redis_url)
-        store = TableStore(clients.tables, settings.table_ttl_seconds)
+        store = TableStore(clients.tables, settings.table_ttl_seconds, ttl_for=lifetime.seconds)
         registry = Registry(
             store,
             idle_seconds=idle_seconds,
@@ -151,7 +163,12 @@ def create_app(
         )
         rate = settings.actions_per_second
         holder["services"] = _Services(
-            clients.tables, store, registry, node, RateLimiter(rate, 2 * rate)
+            clients.tables,
+            store,
+            registry,
+            node,
+            SeatLimits(clients.tables, rate, 2 * rate),
+            SharedBuckets(clients.tables),
         )
         # Exposed for operators' tooling and tests; the app itself goes through ``holder``.
         app.state.store = store
@@ -162,6 +179,8 @@ def create_app(
             yield
         finally:
             await node.close()
+            # Refills and flood counts in flight finish before their Redis client goes.
+            await holder["services"].seat_limiter.settled()
             await bus.close()
             await store.aclose()
             await clients.aclose()
@@ -180,20 +199,27 @@ def create_app(
         client = client_address(
             request.client.host if request.client else None, request.scope["headers"], proxies
         )
-        if not table_limiter.allow(client):
-            metrics.rate_limited("tables_per_client")
-            wait = max(1, round(table_limiter.retry_after(client)))
-            return _error(
-                429,
-                "rate_limited",
-                f"too many tables created from {client}; try again in {wait}s",
-                headers={"Retry-After": str(wait)},
-            )
         body = await _read_body(request, settings.request_timeout_seconds)
         try:
             create = msgspec.json.decode(body or b"{}", type=CreateTableRequest)
         except (msgspec.DecodeError, ValueError) as exc:
             return _error(400, "bad_request", str(exc))
+        # The address's budget first: one address's refusals never spend the server's.
+        try:
+            buckets = services().buckets
+            grant = await buckets.take(address_key("tables", client), per_minute / 60, per_minute)
+            if grant.granted:
+                all_key = global_key("tables")
+                grant = await buckets.take(all_key, total_per_minute / 60, total_per_minute)
+                if not grant.granted:
+                    metrics.rate_limited("tables_total")
+                    return _too_many(grant, "too many tables are being created; try again")
+            else:
+                metrics.rate_limited("tables_per_client")
+                return _too_many(grant, f"too many tables created from {client}; try again")
+        except (RedisError, OSError) as exc:
+            log.warning("cannot read the table creation budget: %s", exc)
+            return _error(503, "storage_unavailable", "the table store is unreachable")
         if create.seed is not None and create.humans > 1 and not settings.allow_fixed_seeds:
             metrics.refused("fixed_seed_not_allowed")
             return _error(
@@ -220,18 +246,14 @@ def create_app(
             return _error(503, "storage_unavailable", "the table store is unreachable")
         return _Json(created, status_code=201)
 
-    def history_budget(limiter: RateLimiter, key: object, who: str) -> Response | None:
-        """None if ``key`` may ask for a history now, else the 429 to answer."""
-        if limiter.allow(key):
+    async def history_budget(key: str, who: str) -> Response | None:
+        """None if ``key``'s shared budget (``server.budgets``, over every process) lets
+        it ask for a history now, else the 429 to answer."""
+        grant = await services().buckets.take(key, history_rate / 60.0, history_rate)
+        if grant.granted:
             return None
         metrics.rate_limited(f"history_per_{who}")
-        wait = max(1, round(limiter.retry_after(key)))
-        return _error(
-            429,
-            "rate_limited",
-            f"too many history requests from this {who}; try again in {wait}s",
-            headers={"Retry-After": str(wait)},
-        )
+        return _too_many(grant, f"too many history requests from this {who}; try again")
 
     async def table_history(request: Request) -> Response:
         """``GET /api/tables/{id}/history[?page=N]``: a page of the finished deals (0 is
@@ -244,8 +266,12 @@ def create_app(
         client = client_address(
             request.client.host if request.client else None, request.scope["headers"], proxies
         )
-        # Before anything is loaded: a refused request costs no Redis read and no replay.
-        refused = history_budget(history_by_client, client, "address")
+        # Before anything is loaded: a refused request costs one budget call, no replay.
+        try:
+            refused = await history_budget(address_key("history", client), "address")
+        except (RedisError, OSError) as exc:
+            log.warning("cannot read the history budget: %s", exc)
+            return _error(503, "storage_unavailable", "the table store is unreachable")
         if refused is not None:
             return refused
         raw_page = request.query_params.get("page", "0")
@@ -265,7 +291,7 @@ def create_app(
             seat = seat_for_token(token, [s.token_hash for s in known.seats]) if token else None
             if seat is None:
                 return _error(401, "bad_token", "a seat token of this table is needed")
-            refused = history_budget(history_by_seat, (table_id, seat), "seat")
+            refused = await history_budget(table_key(table_id, f"history:{seat}"), "seat")
             if refused is not None:
                 return refused
             loaded = await store.load(table_id)
@@ -284,28 +310,57 @@ def create_app(
             return _error(500, "internal_error", "the table's log does not replay")
         return Response(found, media_type="application/json")
 
+    def operator(request: Request) -> bool:
+        """Whether the request may see this process's details (``server.operator_access``)."""
+        if is_admin(request.headers.get("authorization"), settings.admin_token):
+            return True
+        peer = request.client.host if request.client else None
+        return from_this_host(peer, request.scope["headers"], settings.client_ip_header)
+
     async def healthz(request: Request) -> Response:
         live = services()
         reachable = await live.store.ping()
         node = live.node
         ok = reachable and not node.draining
-        return _Json(
-            {
-                "ok": ok,
-                "redis": reachable,
+        answer: dict[str, Any] = {"ok": ok, "redis": reachable, "draining": node.draining}
+        if operator(request):
+            # Which process (host name, pid) and what it holds: the operator's only.
+            answer |= {
                 "process": node.proc,
                 "pid": os.getpid(),
-                "draining": node.draining,
                 "tables_owned": len(node.registry),
                 "sockets_forwarded": node.forwarded,
-            },
-            status_code=200 if ok else 503,
-        )
+            }
+        return _Json(answer, status_code=200 if ok else 503)
 
     async def usage(request: Request) -> Response:
+        if not operator(request):
+            return _error(403, "operator_only", "this page is for the server's operator")
         return _Json(USAGE.snapshot(tables=len(services().registry)))
 
+    async def delete_table(request: Request) -> Response:
+        """``DELETE /api/admin/tables/{id}``: the operator removes a table."""
+        if not settings.admin_token:
+            # Off: as if the route did not exist.
+            return _error(404, "not_found", "Not Found")
+        if not is_admin(request.headers.get("authorization"), settings.admin_token):
+            metrics.refused("bad_admin_token")
+            return _error(401, "bad_admin_token", "the admin token is needed")
+        table_id = request.path_params["table"]
+        try:
+            found = await tables.delete_tables(services().store, [table_id])
+        except (RedisError, OSError) as exc:
+            log.warning("cannot delete table %s: %s", table_id, exc)
+            return _error(503, "storage_unavailable", "the table store is unreachable")
+        if not found[table_id]:
+            return _error(404, "unknown_table", "no such table")
+        log.info("table %s deleted by the operator", table_id)
+        return _Json({"deleted": table_id})
+
     async def metrics_endpoint(request: Request) -> Response:
+        # Process figures (memory, CPU, descriptors): the operator's, like /api/usage.
+        if not operator(request):
+            return _error(403, "operator_only", "this page is for the server's operator")
         return Response(metrics.render(), media_type=metrics.CONTENT_TYPE)
 
     async def game_socket(
@@ -341,6 +396,7 @@ def create_app(
         routes=[
             Route("/api/tables", create_table, methods=["POST"]),
             Route("/api/tables/{table}/history", table_history, methods=["GET"]),
+            Route("/api/admin/tables/{table}", delete_table, methods=["DELETE"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/api/usage", usage, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),

@@ -6,11 +6,18 @@ SIGTERM both mean "shut down cleanly": the server stops listening, hands its
 tables over (every lease released, so other processes take them at once),
 uvicorn drains its connections, then the embedded Redis gets its SHUTDOWN (so
 the AOF is flushed), and the exit status is 0.
+
+``paodekuai tables delete ID...`` removes tables from Redis (an operator's
+decision: abuse, a table that must go): the external Redis of
+``--redis-url``/``PAODEKUAI_REDIS_URL``, else the running embedded one's socket
+in the data dir.  Exit status 0 when every table was there, 1 when some were
+not, 2 when Redis cannot be reached.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
 import logging
 import os
@@ -27,7 +34,7 @@ import uvicorn
 from server import metrics
 from server.config import OPTIONS, ConfigError, Settings, load_settings
 from server.logs import configure_logging
-from server.redis_embedded import EmbeddedRedis, EmbeddedRedisError
+from server.redis_embedded import SOCKET_NAME, EmbeddedRedis, EmbeddedRedisError
 
 __all__ = ["browser_url", "build_parser", "main", "redact_url", "serve", "settings_from_args"]
 
@@ -52,6 +59,9 @@ _DEFAULT_TEXT: Mapping[str, str] = {
     "keepalive_timeout_seconds": "5s",
     "send_timeout_seconds": "10s",
     "allow_fixed_seeds": "no",
+    "unjoined_table_ttl_seconds": "10m",
+    "table_ttl_per_action_seconds": "1h",
+    "admin_token": "unset (operator routes off)",
 }
 
 
@@ -88,6 +98,29 @@ def build_parser() -> argparse.ArgumentParser:
             default=None,  # None = "not given", so the environment can fill it in
             help=f"{option.help} [env {option.env}; default {default}]",
         )
+    tables_parser = commands.add_parser(
+        "tables",
+        help="operator's table commands",
+        description="Operator's table commands, straight on Redis.",
+    )
+    table_commands = tables_parser.add_subparsers(
+        dest="table_command", required=True, metavar="ACTION"
+    )
+    delete_parser = table_commands.add_parser(
+        "delete", help="delete tables by id", description="Delete tables by id."
+    )
+    delete_parser.add_argument("ids", nargs="+", metavar="ID", help="table ids")
+    delete_parser.add_argument(
+        "--redis-url",
+        default=None,
+        help="the server's Redis [env PAODEKUAI_REDIS_URL; default: the embedded Redis "
+        "of --data-dir]",
+    )
+    delete_parser.add_argument(
+        "--data-dir",
+        default=None,
+        help="the embedded Redis's data dir [env PAODEKUAI_DATA_DIR; default ./data]",
+    )
     return parser
 
 
@@ -109,7 +142,54 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"paodekuai serve: error: {exc.message} [{exc.reason.value}]", file=sys.stderr)
             return 2
         return serve(settings)
+    if args.command == "tables":
+        return _delete_tables(args, os.environ)
     parser.error(f"unknown command {args.command!r}")
+
+
+def _delete_tables(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    url = args.redis_url or environ.get("PAODEKUAI_REDIS_URL") or None
+    if url is None:
+        data_dir = args.data_dir or environ.get("PAODEKUAI_DATA_DIR") or "data"
+        socket_path = os.path.abspath(os.path.join(data_dir, SOCKET_NAME))
+        if not os.path.exists(socket_path):
+            print(
+                f"paodekuai tables: error: no Redis at {socket_path} (is the server running? "
+                "give --redis-url for an external Redis)",
+                file=sys.stderr,
+            )
+            return 2
+        url = f"unix://{socket_path}"
+    try:
+        found = asyncio.run(_delete_on(url, args.ids))
+    except (OSError, ConnectionError) as exc:
+        print(f"paodekuai tables: error: Redis {redact_url(url)}: {exc}", file=sys.stderr)
+        return 2
+    for table_id, there in found.items():
+        print(f"{'deleted' if there else 'not found'} {table_id}")
+    return 0 if all(found.values()) else 1
+
+
+async def _delete_on(url: str, ids: list[str]) -> dict[str, bool]:
+    from redis.exceptions import RedisError
+
+    from server.cluster.connect import connect
+    from server.rooms.store import TableStore
+    from server.rooms.tables import delete_tables
+
+    try:
+        clients = await connect(url)
+    except RedisError as exc:
+        raise ConnectionError(str(exc)) from None
+    store = TableStore(clients.tables, _DEFAULTS.table_ttl_seconds)
+    try:
+        await clients.tables.ping()  # an unreachable Redis is said so, whatever the ids
+        return await delete_tables(store, ids)
+    except RedisError as exc:
+        raise ConnectionError(str(exc)) from None
+    finally:
+        await store.aclose()
+        await clients.aclose()
 
 
 def browser_url(host: str, port: int) -> str:

@@ -138,6 +138,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     history_deals: int = 100
     history_cache_deals: int = 10_000
     history_per_minute: int = 30
+    # Budgets and store protection (server.budgets, server.rooms.tables, docs/operations.md).
+    tables_per_minute_total: int = 600
+    unjoined_table_ttl_seconds: int = 600
+    table_ttl_per_action_seconds: int = 3600
+    admin_token: str | None = None
 
     def __post_init__(self) -> None:
         if not self.host.strip():
@@ -183,6 +188,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
             _check_origin(origin)
         for network in self.trusted_proxies:
             _check_network(network)
+        if self.admin_token is not None and len(self.admin_token) < _MIN_ADMIN_TOKEN_CHARS:
+            raise ConfigError(
+                ConfigReason.BAD_VALUE,
+                "admin_token",
+                f"the admin token must be at least {_MIN_ADMIN_TOKEN_CHARS} characters",
+            )
         if not re.fullmatch(r"[A-Za-z0-9-]+", self.client_ip_header):
             raise ConfigError(
                 ConfigReason.BAD_VALUE,
@@ -217,7 +228,12 @@ _RANGES: tuple[tuple[str, float, float], ...] = (
     ("history_deals", 1, 1000),
     ("history_cache_deals", 0, 10_000_000),
     ("history_per_minute", 1, 1_000_000),
+    ("tables_per_minute_total", 1, 10_000_000),
+    ("unjoined_table_ttl_seconds", 60, 7 * 24 * 3600),
+    ("table_ttl_per_action_seconds", 0, 7 * 24 * 3600),
 )
+# Guessing a token this long by trying is hopeless (``secrets.token_urlsafe(24)`` is 32).
+_MIN_ADMIN_TOKEN_CHARS = 24
 
 
 def _check_origin(origin: str) -> None:
@@ -408,6 +424,18 @@ OPTIONS: tuple[Option, ...] = (
            "tables (about 3.3 KB each; 0: replay every request)"),
     Option("history_per_minute", "--history-per-minute", "PAODEKUAI_HISTORY_PER_MINUTE", "N",
            _parse_int, "history requests one seat, and one client address, may make a minute"),
+    Option("tables_per_minute_total", "--tables-per-minute-total",
+           "PAODEKUAI_TABLES_PER_MINUTE_TOTAL", "N", _parse_int,
+           "tables all clients together may create a minute (shared by every process)"),
+    Option("unjoined_table_ttl_seconds", "--unjoined-table-ttl", "PAODEKUAI_UNJOINED_TABLE_TTL",
+           "DURATION", parse_duration, "a table nobody plays at expires after this long"),
+    Option("table_ttl_per_action_seconds", "--table-ttl-per-action",
+           "PAODEKUAI_TABLE_TTL_PER_ACTION", "DURATION", parse_duration,
+           "each action played adds this much to a table's lifetime, up to --table-ttl"),
+    Option("admin_token", "--admin-token", "PAODEKUAI_ADMIN_TOKEN", "TOKEN",
+           _parse_optional_text, "bearer token of the operator's HTTP routes (deleting "
+           "tables, /healthz details, /api/usage); unset: those routes are off. Prefer "
+           "the environment variable: a flag shows in the process list"),
 )  # fmt: skip
 
 

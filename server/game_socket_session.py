@@ -33,13 +33,13 @@ from server.connection import Connection, SendNow
 from server.engine import EngineError
 from server.errors import ServerError
 from server.protocol import CloseCode, JoinMsg, ProtocolError, ProtocolErrorCode
-from server.ratelimit import RateLimiter
 from server.rooms.room import RoomClosed
 from server.rooms.seating import SeatError, SeatReason, retired_reason
 from server.rooms.seats import SPECTATOR
 from server.rooms.store import StoreError, TableStore
 from server.rooms.tokens import hash_token, seat_for_token, valid_table_id
 from server.rooms.updates import Closing
+from server.seat_limits import FLOOD_BACKOFF_CLOSE, FloodBackoff, SeatLimits
 from server.transport import FrameTaker, mark_seated
 
 __all__ = ["serve"]
@@ -103,7 +103,7 @@ async def serve(
     websocket: WebSocket,
     node: Node,
     store: TableStore,
-    seat_limiter: RateLimiter,
+    seat_limiter: SeatLimits,
     settings: Settings,
     send_now: SendNow | None,
     take_frames: FrameTaker | None = None,
@@ -147,6 +147,16 @@ async def serve(
         seat = SPECTATOR
     # The room keeps its own meta; this handler lives as long as the socket and need not.
     del meta
+
+    if seat != SPECTATOR:
+        try:
+            await seat_limiter.admit(join.table, seat)
+        except FloodBackoff as exc:
+            # A seat that flooded waits (growing with each flood) before it joins again.
+            with contextlib.suppress(Exception):
+                await websocket.send_text(presenter.error_frame(exc, None))
+            await _close(websocket, FLOOD_BACKOFF_CLOSE, exc.message)
+            return
 
     # Joined: the transport closes this socket to make room only after unjoined ones.
     mark_seated(websocket.scope, join.table)
@@ -223,12 +233,14 @@ class _FrameReader:
 
     __slots__ = ("_conn", "_key", "_limiter", "_refused_in_a_row", "_table", "done")
 
-    def __init__(self, table: TableHandle, conn: Connection, limiter: RateLimiter) -> None:
+    def __init__(self, table: TableHandle, conn: Connection, limiter: SeatLimits) -> None:
         self._table = table
         self._conn = conn
         self._limiter = limiter
         # A seat's sockets share one allowance; each spectator has its own.
-        self._key: object = (table.id, conn.seat) if conn.seat != SPECTATOR else conn
+        self._key: object = (
+            limiter.seat_key(table.id, conn.seat) if conn.seat != SPECTATOR else conn
+        )
         self._refused_in_a_row = 0
         # True once the socket is being closed for what it sent: later frames are dropped.
         self.done = False
@@ -252,6 +264,8 @@ class _FrameReader:
             if self._refused_in_a_row > _FLOOD_FACTOR * self._limiter.burst:
                 # Not a fast player but a flood: stop spending work on its frames.
                 self.done = True
+                if conn.seat != SPECTATOR:
+                    self._limiter.flooded(table.id, conn.seat)
                 conn.shut(_FLOODING, "flooding: too many messages, slow down")
                 return
             conn.push_frame(presenter.error_frame(_TOO_FAST, table.version))

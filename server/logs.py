@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 import msgspec
 
 from server import metrics
+from server.log_redaction import RedactTokens, quiet_frame_loggers
 
 __all__ = ["JsonFormatter", "RepeatLimit", "configure_logging"]
 
@@ -148,6 +149,7 @@ def configure_logging(
     formatter = JsonFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT)
     handler.setFormatter(formatter)
     handler.addFilter(RepeatLimit(repeat_limit, refused_access_limit=refused_access_limit))
+    handler.addFilter(RedactTokens())
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
@@ -158,3 +160,4 @@ def configure_logging(
         logger.handlers.clear()
         logger.propagate = True
         logger.setLevel(level.upper())
+    quiet_frame_loggers()

@@ -53,6 +53,8 @@ ORIGIN_TESTS = ["tests/server/test_origins.py"]
 # Who is closed when the server is full, and the log's own limits.
 GUARD_TESTS = ["tests/server/test_connection_guard.py", "tests/server/test_eviction.py"]
 LOG_TESTS = ["tests/server/test_logs.py"]
+# Budgets shared through Redis (server.budgets, server.seat_limits).
+BUDGET_TESTS = ["tests/server/test_budgets.py", "tests/server/test_seat_limits.py"]
 
 
 class Mutant(NamedTuple):
@@ -742,7 +744,8 @@ MUTANTS = [
     Mutant(
         "store-load-keeps-expiry",
         "server/rooms/store.py",
-        "for i = 1, 3 do\n  redis.call('EXPIRE', KEYS[i], ARGV[1])\nend\nreturn {meta",
+        "for i = 1, 3 do\n  if redis.call('TTL', KEYS[i]) < tonumber(ARGV[1]) then\n"
+        "    redis.call('EXPIRE', KEYS[i], ARGV[1])\n  end\nend\nreturn {meta",
         "return {meta",
         ROOMS_TESTS,
     ),
@@ -770,8 +773,8 @@ MUTANTS = [
     Mutant(
         "store-create-overwrites",
         "server/rooms/store.py",
-        "ex=self._ttl, nx=True",
-        "ex=self._ttl",
+        "ex=self._ttl_for(0), nx=True",
+        "ex=self._ttl_for(0)",
         ROOMS_TESTS,
     ),
     Mutant(
@@ -1060,6 +1063,35 @@ MUTANTS = [
         "    if isinstance(message, EmoteMsg) and message.emote not in EMOTES:",
         "    if False:",
         WIRE_TESTS,
+    ),
+    # -- rooms group: budgets, table lifetime, the operator --
+    Mutant(
+        "seat-debt-never-blocks",
+        "server/seat_limits.py",
+        "if now < seat.blocked_until or not self._local.allow(key):",
+        "if not self._local.allow(key):",
+        BUDGET_TESTS,
+    ),
+    Mutant(
+        "flood-backoff-never-grows",
+        "server/seat_limits.py",
+        "tonumber(ARGV[1]) * 2 ^ math.min(n - 1, 30)",
+        "tonumber(ARGV[1])",
+        BUDGET_TESTS,
+    ),
+    Mutant(
+        "table-lifetime-ignores-play",
+        "server/rooms/tables.py",
+        "        grown = self.unplayed_seconds + max(0, version) * self.per_action_seconds",
+        "        grown = self.unplayed_seconds",
+        ROOMS_TESTS,
+    ),
+    Mutant(
+        "admin-token-checked-as-a-prefix",
+        "server/operator_access.py",
+        "    return hmac.compare_digest(offered.encode(), admin_token.encode())",
+        "    return admin_token.startswith(offered)",
+        APP_TESTS,
     ),
 ]
 

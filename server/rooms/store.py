@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, cast
 
@@ -152,20 +152,29 @@ if holder then
   end
 end
 local fence = redis.call('INCR', KEYS[3])
-redis.call('EXPIRE', KEYS[3], ARGV[3])
+-- The fence lives as long as the meta (never less: a fence that expired first would
+-- start again at 1), not longer: an abandoned table leaves nothing behind.
+local ttl = redis.call('TTL', KEYS[1])
+if ttl < 1 then
+  ttl = ARGV[3]
+end
+redis.call('EXPIRE', KEYS[3], ttl)
 redis.call('SET', KEYS[2], fence .. ' ' .. ARGV[1], 'PX', ARGV[2])
 return {fence, ''}
 """
 
 # KEYS: meta, log, fence.  ARGV: ttl seconds.  {} when gone, else {meta, {entries}};
-# loading counts as activity, so every key's expiry is refreshed.
+# a load keeps the table at least ``ttl`` more (never less than it had): only play
+# makes it live longer than that.
 _LOAD = """
 local meta = redis.call('GET', KEYS[1])
 if not meta then
   return {}
 end
 for i = 1, 3 do
-  redis.call('EXPIRE', KEYS[i], ARGV[1])
+  if redis.call('TTL', KEYS[i]) < tonumber(ARGV[1]) then
+    redis.call('EXPIRE', KEYS[i], ARGV[1])
+  end
 end
 return {meta, redis.call('LRANGE', KEYS[2], 0, -1)}
 """
@@ -235,9 +244,14 @@ _encoder = msgspec.json.Encoder()
 class TableStore:
     """Tables in Redis: meta, log, lease and fence; every write is fenced and versioned."""
 
-    def __init__(self, redis: Redis, ttl_seconds: int) -> None:
+    def __init__(
+        self, redis: Redis, ttl_seconds: int, *, ttl_for: Callable[[int], int] | None = None
+    ) -> None:
         self._redis = redis
         self._ttl = ttl_seconds
+        # A table's expiry at each version (``rooms.tables.TableLifetime``); the
+        # fence outlives it at ``ttl_seconds``.
+        self._ttl_for = ttl_for or (lambda version: ttl_seconds)
         self._write_script = redis.register_script(_WRITE)
         self._acquire = redis.register_script(_ACQUIRE)
         self._renew = redis.register_script(_RENEW)
@@ -272,11 +286,11 @@ class TableStore:
         if max_tables is not None:
             now = time.time()
             keys: list[Any] = [TABLE_INDEX_KEY]
-            args: list[Any] = [now, now + self._ttl, max_tables, meta.id]
+            args: list[Any] = [now, now + self._ttl_for(0), max_tables, meta.id]
             if not int(await self._call(self._reserve, keys, args)):
                 raise TooManyTables(f"the server already holds {max_tables} tables")
         created = await self._redis.set(
-            _key(meta.id, "meta"), _encoder.encode(meta), ex=self._ttl, nx=True
+            _key(meta.id, "meta"), _encoder.encode(meta), ex=self._ttl_for(0), nx=True
         )
         if not created:
             if max_tables is not None:
@@ -292,7 +306,7 @@ class TableStore:
         """Meta and whole log in one script; loading counts as activity (TTL refreshed)."""
         keys = [_key(table_id, role) for role in ("meta", "log", "fence")]
         with metrics.redis_timed("load"):
-            found = await self._call(self._load, keys, [self._ttl])
+            found = await self._call(self._load, keys, [self._ttl_for(0)])
         if not found:
             return None
         raw_meta, raw_log = found
@@ -351,6 +365,14 @@ class TableStore:
             raws: list[bytes | None] = await pipe.execute()
         return [None if raw is None else _parse_holder(raw) for raw in raws]
 
+    async def delete(self, table_id: str) -> bool:
+        """Remove the table (an operator's decision): whether it was there.  A process
+        holding it finds it gone (or its fence lost) at its next write."""
+        keys = [_key(table_id, role) for role in ("meta", "log", "fence", "lease")]
+        removed = int(await self._redis.delete(*keys))
+        await self._redis.zrem(TABLE_INDEX_KEY, table_id)
+        return removed > 0
+
     # --- writes (all fenced) -------------------------------------------------------
 
     def append(
@@ -379,7 +401,8 @@ class TableStore:
         self, lease: Lease, expected_version: int, entries: list[bytes], meta: TableMeta | None
     ) -> int:
         encoded_meta = b"" if meta is None else _encoder.encode(meta)
-        args: list[Any] = [expected_version, self._ttl, encoded_meta, *entries]
+        ttl = self._ttl_for(expected_version + len(entries))
+        args: list[Any] = [expected_version, ttl, encoded_meta, *entries]
         keys, args = _fenced_call(lease, ["meta", "log"], args)
         with metrics.redis_timed("append"):
             result = _fenced_result(lease, await self._call(self._write_script, keys, args))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import msgspec
@@ -24,7 +26,7 @@ from .clock import (
 from .log import MAX_BOT_SPEED_MS, SeatMeta, TableMeta
 from .names import BOT_NAMES, MAX_RAW_NAME_CHARS, clean_name, human_name
 from .store import TableStore
-from .tokens import hash_token, invite_path, new_table_id, new_token
+from .tokens import hash_token, invite_path, new_table_id, new_token, valid_table_id
 
 __all__ = [
     "BOT_NAMES",
@@ -32,7 +34,9 @@ __all__ = [
     "CreatedSeat",
     "CreatedTable",
     "RuleOptions",
+    "TableLifetime",
     "create_table",
+    "delete_tables",
     "human_name",
 ]
 
@@ -173,3 +177,34 @@ async def create_table(
     meta, seats = build_table(request)
     await store.create(meta, max_tables=max_tables)
     return CreatedTable(table=meta.id, seats=seats)
+
+
+@dataclass(frozen=True, slots=True)
+class TableLifetime:
+    """How long a table stays in Redis, by how much it was played.
+
+    A table nobody played at (version 0) lives ``unplayed_seconds`` from its
+    creation or its last join; each entry of its log (every action, a bot's
+    too) adds ``per_action_seconds``, up to ``most_seconds`` (``--table-ttl``).
+    So tables created and left (a flood of creations) are gone within minutes,
+    and only play buys a table days.  The values come from the settings
+    (``--unjoined-table-ttl``, ``--table-ttl-per-action``, ``--table-ttl``).
+    """
+
+    unplayed_seconds: int
+    per_action_seconds: int
+    most_seconds: int
+
+    def seconds(self, version: int) -> int:
+        """The expiry, in seconds from now, of a table at ``version`` just written."""
+        grown = self.unplayed_seconds + max(0, version) * self.per_action_seconds
+        return max(1, min(self.most_seconds, grown))
+
+
+async def delete_tables(store: TableStore, table_ids: Iterable[str]) -> dict[str, bool]:
+    """Delete each table (an operator's decision): id -> whether it was there.  An id
+    that is not a table id is reported absent without touching Redis."""
+    found: dict[str, bool] = {}
+    for table_id in table_ids:
+        found[table_id] = valid_table_id(table_id) and await store.delete(table_id)
+    return found

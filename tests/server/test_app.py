@@ -31,6 +31,7 @@ from server.rooms.store import TableStore
 from server.transport import uvicorn_config
 
 GUARD_SECONDS = 30.0
+ADMIN_TOKEN = "operator-secret-0123456789abcdef"
 CARD_CODE = re.compile(r"[3-9TJQKA2][SHDC]")
 
 
@@ -87,6 +88,7 @@ async def live(redis_url: str, client_dir: Path) -> AsyncIterator[LiveServer]:
         allow_fixed_seeds=True,
         tables_per_minute=10_000,
         actions_per_second=1000,
+        admin_token=ADMIN_TOKEN,
     )
     async for server in run_live(settings, redis_url):
         yield server
@@ -710,3 +712,58 @@ async def test_sigkill_mid_deal_then_restart_resumes_at_the_last_action_with_bot
     assert end["view"]["result"] is not None
     assert sync_redis.lrange(log_key, 0, len(before) - 1) == before
     await again.close()
+
+
+# --- the operator's routes and details ----------------------------------------------
+
+# A request that came through a proxy: not the operator's own host.
+FORWARDED = {"X-Forwarded-For": "203.0.113.7"}
+
+
+async def test_healthz_shows_process_details_to_the_operator_only(http: httpx.AsyncClient) -> None:
+    public = await http.get("/healthz", headers=FORWARDED)
+    assert public.json() == {"ok": True, "redis": True, "draining": False}
+    wrong = await http.get("/healthz", headers=FORWARDED | {"Authorization": "Bearer nope"})
+    assert "pid" not in wrong.json()
+    admin = FORWARDED | {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    assert (await http.get("/healthz", headers=admin)).json()["pid"] == os.getpid()
+    # Straight from this host (tools, health checks): details too.
+    assert (await http.get("/healthz")).json()["pid"] == os.getpid()
+
+
+async def test_usage_is_the_operators_only(http: httpx.AsyncClient) -> None:
+    refused = await http.get("/api/usage", headers=FORWARDED)
+    assert refused.status_code == 403
+    assert refused.json()["error"]["code"] == "operator_only"
+    admin = FORWARDED | {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    assert (await http.get("/api/usage", headers=admin)).json()["pid"] == os.getpid()
+
+
+async def test_the_operator_deletes_a_table_over_http_with_the_admin_token(
+    http: httpx.AsyncClient, sync_redis: redis.Redis
+) -> None:
+    table = (await create_table(http))["table"]
+    path = f"/api/admin/tables/{table}"
+    for headers in ({}, {"Authorization": "Bearer " + ADMIN_TOKEN[:-1] + "x"}):
+        refused = await http.delete(path, headers=headers)
+        assert refused.status_code == 401
+        assert refused.json()["error"]["code"] == "bad_admin_token"
+    assert sync_redis.exists(f"pdk:{{{table}}}:meta")
+    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    deleted = await http.delete(path, headers=admin)
+    assert (deleted.status_code, deleted.json()) == (200, {"deleted": table})
+    assert not sync_redis.exists(f"pdk:{{{table}}}:meta")
+    again = await http.delete(path, headers=admin)
+    assert (again.status_code, again.json()["error"]["code"]) == (404, "unknown_table")
+
+
+async def test_without_an_admin_token_the_operators_routes_are_off(
+    redis_url: str, client_dir: Path
+) -> None:
+    async for server in run_live(Settings(client_dir=client_dir), redis_url):
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            table = (await create_table(http))["table"]
+            answer = await http.delete(
+                f"/api/admin/tables/{table}", headers={"Authorization": "Bearer x"}
+            )
+    assert answer.status_code == 404
