@@ -28,21 +28,21 @@ STALL_NOTICED_MS = 12_000
 
 
 def test_server_restart_shows_offline_then_resumes_the_same_position(
-    live: Live, new_page: Callable[..., Any]
+    own_live: Live, new_page: Callable[..., Any]
 ) -> None:
-    (seat,) = live.create_table(seed=5, bot_speed_ms=0)
+    (seat,) = own_live.create_table(seed=5, bot_speed_ms=0)
     page = new_page()
-    page.goto(live.seat_url(seat))
+    page.goto(own_live.seat_url(seat))
     before = wait_joined(page)
     hand_before = hand_codes(page)
     assert page.locator("#net").is_hidden()
 
-    live.process.kill()
+    own_live.process.kill()
     page.wait_for_selector("#net", state="visible")
     page.wait_for_function("() => pdk.state().net !== 'online'")
     assert page.locator("#app.offline").count() == 1
 
-    live.process.start()
+    own_live.process.start()
     page.wait_for_function("() => pdk.state().net === 'online'")
     page.wait_for_selector("#net", state="hidden")
     after = state(page)
@@ -98,18 +98,18 @@ def test_a_two_person_table_offers_an_invite_link_that_joins_the_second_seat(
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_a_silent_stall_is_noticed_and_a_move_in_flight_is_reported_not_sent(
-    lang: str, live: Live, new_page: Callable[..., Any]
+    lang: str, own_live: Live, new_page: Callable[..., Any]
 ) -> None:
     """SIGSTOP freezes the server with its sockets open: nothing arrives, nothing closes."""
     table = strings(lang)
-    (seat,) = live.create_table(seed=7, bot_speed_ms=0)  # seat 0 leads the match
+    (seat,) = own_live.create_table(seed=7, bot_speed_ms=0)  # seat 0 leads the match
     page = new_page(locale=LOCALES[lang])
-    page.goto(live.seat_url(seat))
+    page.goto(own_live.seat_url(seat))
     view = wait_joined(page)["view"]
     for code in view["hints"][0]:
         click_card(page, code)
     page.wait_for_selector('#btn-play[aria-disabled="false"]')
-    pid = live.process.pid
+    pid = own_live.process.pid
     assert pid is not None
     os.kill(pid, signal.SIGSTOP)
     try:
