@@ -42,6 +42,23 @@ _STOP_TIMEOUT = 30.0
 _LOG_TAIL_LINES = 40
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """How many workers ``-n auto`` (pyproject.toml's addopts) starts.
+
+    The whole suite (no paths given): one more than the cores, since its tests spend
+    much of their time waiting on a server, a bot's pause or Chromium, and the extra
+    worker fills that.  Named files or tests run in this process, at once, as a
+    developer or tests/mutants.py expects.  ``-n N`` or PYTEST_XDIST_AUTO_NUM_WORKERS
+    overrides both.  Session fixtures (the embedded Redis below) are per worker.
+    """
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    if config.args_source is not pytest.Config.ArgsSource.TESTPATHS:
+        return 0
+    return (os.cpu_count() or 1) + 1
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with EmbeddedRedis(tmp_path_factory.mktemp("redis")) as server:
