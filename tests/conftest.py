@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, settings
 
 from server.redis_embedded import EmbeddedRedis
 
-__all__ = ["REPO_ROOT", "ServerFactory", "ServerProcess"]
+__all__ = ["REPO_ROOT", "ServerFactory", "ServerLauncher", "ServerProcess"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -55,6 +55,23 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 _STARTUP_TIMEOUT = 60.0  # generous: two slow cores, and an AOF may need loading
 _STOP_TIMEOUT = 30.0
 _LOG_TAIL_LINES = 40
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """How many workers ``-n auto`` (pyproject.toml's addopts) starts.
+
+    The whole suite (no paths given): one more than the cores, since its tests spend
+    much of their time waiting on a server, a bot's pause or Chromium, and the extra
+    worker fills that.  Named files or tests run in this process, at once, as a
+    developer or tests/mutants.py expects.  ``-n N`` or PYTEST_XDIST_AUTO_NUM_WORKERS
+    overrides both.  Session fixtures (the embedded Redis below) are per worker.
+    """
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    if config.args_source is not pytest.Config.ArgsSource.TESTPATHS:
+        return 0
+    return (os.cpu_count() or 1) + 1
 
 
 @pytest.fixture(scope="session")
@@ -218,18 +235,21 @@ class ServerFactory(Protocol):
     ) -> ServerProcess: ...
 
 
-@pytest.fixture
-def server_process(tmp_path: Path, redis_url: str) -> Iterator[ServerFactory]:
-    """Factory: ``server_process()`` runs a server on this test's clean ``redis_url``.
+class ServerLauncher:
+    """Starts ``ServerProcess``-es with one set of defaults; ``stop_all()`` ends them.
 
-    ``redis_url=...`` picks another Redis; ``embedded=True`` runs the embedded
-    Redis in ``data_dir`` (default: a fresh dir under tmp_path) instead;
-    ``args`` adds CLI flags, ``env`` adds environment variables; ``start=False``
-    returns it unstarted.  Stopped with SIGTERM (then SIGKILL) at teardown.
+    One launcher per fixture scope: ``server_process`` makes one per test, the browser
+    tests one per module for the server their tests share (tests/client/conftest.py).
+    Calling it takes the arguments of ``ServerFactory``.
     """
-    started: list[ServerProcess] = []
 
-    def make(
+    def __init__(self, *, log_dir: Path, redis_url: str) -> None:
+        self._log_dir = log_dir
+        self._redis_url = redis_url
+        self.started: list[ServerProcess] = []
+
+    def __call__(
+        self,
         *,
         redis_url: str | None = None,
         embedded: bool = False,
@@ -238,14 +258,14 @@ def server_process(tmp_path: Path, redis_url: str) -> Iterator[ServerFactory]:
         env: Mapping[str, str] | None = None,
         start: bool = True,
     ) -> ServerProcess:
-        index = len(started)
+        index = len(self.started)
         flags = list(args)
         chosen_redis: str | None = None
         if embedded:
-            data_dir = data_dir or tmp_path / f"server-data-{index}"
+            data_dir = data_dir or self._log_dir / f"server-data-{index}"
             flags += ["--data-dir", str(data_dir)]
         else:
-            chosen_redis = redis_url or default_redis_url
+            chosen_redis = redis_url or self._redis_url
             flags += ["--redis-url", chosen_redis]
         # The child sees only our settings, never a developer's PAODEKUAI_* variables.
         child_env = {k: v for k, v in os.environ.items() if not k.startswith("PAODEKUAI_")}
@@ -255,18 +275,60 @@ def server_process(tmp_path: Path, redis_url: str) -> Iterator[ServerFactory]:
             port=free_port(),
             args=flags,
             env=child_env,
-            log_path=tmp_path / f"server-{index}.log",
+            log_path=self._log_dir / f"server-{index}.log",
             redis_url=chosen_redis,
             data_dir=data_dir,
         )
-        started.append(process)
+        self.started.append(process)
         if start:
             process.start()
         return process
 
-    default_redis_url = redis_url
-    yield make
-    for process in started:
-        if process.running:
-            process.stop()
-        process._close_log()
+    def stop_all(self) -> None:
+        for process in self.started:
+            if process.running:
+                process.stop()
+            process._close_log()
+
+
+@pytest.fixture
+def server_process(tmp_path: Path, redis_url: str) -> Iterator[ServerFactory]:
+    """Factory: ``server_process()`` runs a server on this test's clean ``redis_url``.
+
+    ``redis_url=...`` picks another Redis; ``embedded=True`` runs the embedded
+    Redis in ``data_dir`` (default: a fresh dir under tmp_path) instead;
+    ``args`` adds CLI flags, ``env`` adds environment variables; ``start=False``
+    returns it unstarted.  Stopped with SIGTERM (then SIGKILL) at teardown.
+    """
+    launcher = ServerLauncher(log_dir=tmp_path, redis_url=redis_url)
+    yield launcher
+    launcher.stop_all()
+
+
+# Database 0 is what ``redis_url`` empties before every test; servers that outlive a test
+# keep their tables in another database of the same Redis, out of its reach.
+_SHARED_DB = 1
+
+
+@pytest.fixture(scope="module")
+def module_server_process(
+    tmp_path_factory: pytest.TempPathFactory, redis_server: str
+) -> Iterator[ServerFactory]:
+    """Factory like ``server_process``, for one server that a module's tests share.
+
+    Its default Redis is database 1 of the session's Redis, emptied when the module
+    starts: the per-test FLUSHDB of database 0 never touches it.  Each test must make
+    its own tables; a test that stops, stalls or reconfigures its server takes
+    ``server_process`` instead.  Stopped at the end of the module.
+    """
+    client = redis.Redis.from_url(redis_server, db=_SHARED_DB)
+    try:
+        client.flushdb()
+    finally:
+        client.close()
+    launcher = ServerLauncher(
+        log_dir=tmp_path_factory.mktemp("module-server"),
+        redis_url=f"{redis_server}?db={_SHARED_DB}",
+    )
+    yield launcher
+    launcher.stop_all()

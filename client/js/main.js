@@ -1,14 +1,29 @@
-// The app: opens (or rejoins) a table, keeps the seat's WebSocket, and redraws the table
-// from each `state` message.  The server decides every rule; this file only wires input to
-// protocol messages and shows what comes back.
+// The app: opens (or rejoins) a table and redraws it from each `state` message.  The server
+// decides every rule; this file only wires input to protocol messages and shows what comes
+// back.  Its parts: app.js (the shared state), connection.js (the seat's socket, sending),
+// actions.js (moves and seat actions), host.js (the host's seat panel), keyboard.js (keys).
 
+import {
+  bindActions,
+  hint,
+  nextDeal,
+  onError,
+  onHint,
+  pass,
+  play,
+  seatActionDone,
+  sendSeatAction,
+} from "./actions.js";
+import { app, els } from "./app.js";
 import { AutoPass } from "./autopass.js";
 import { rankString } from "./cards.js";
+import { bindConnection, connect, linksFrom, openNewTable, send } from "./connection.js";
 import { Hand } from "./hand.js";
 import { HistorySheet, replayFromHash } from "./history.js";
+import { bindHostPanel, drawHostPanel, onInvite, openInvites } from "./host.js";
+import { bindKeyboard } from "./keyboard.js";
 import { bombEffect, lastCardEffect, travel } from "./motion.js";
 import { cardName, detectLanguage, language, setLanguage, t } from "./i18n.js";
-import { ApiError, Connection, createTable } from "./net.js";
 import { Entropy } from "./entropy.js";
 import {
   $,
@@ -19,7 +34,6 @@ import {
   renderPiles,
   renderResult,
   renderSeat,
-  seatName,
   statusText,
 } from "./render.js";
 import { showRules } from "./rules.js";
@@ -29,73 +43,22 @@ import {
   isHost,
   renderAutoBanner,
   renderEmotePicker,
-  renderHostPanel,
   renderWatchers,
   showEmote,
   syncClock,
   watchedView,
 } from "./seats.js";
 import { SettingsSheet } from "./settings.js";
-import { announce, bindNarration, narrate, toast } from "./narrate.js";
+import { bindNarration, narrate, toast } from "./narrate.js";
 import { cue, played, setSound } from "./sound.js";
-import { clearSession, loadSession, loadSettings, saveSession, saveSettings, sessionFromHash } from "./store.js";
-
-const els = {
-  app: $("#app"),
-  dealInfo: $("#deal-info"),
-  net: $("#net"),
-  netText: $("#net-text"),
-  table: $("#table"),
-  seatLeft: $("#seat-left"),
-  seatRight: $("#seat-right"),
-  piles: { left: $("#pile-left"), right: $("#pile-right"), me: $("#pile-me") },
-  counter: $("#counter"),
-  meInfo: $("#me-info"),
-  status: $("#status"),
-  controls: $("#controls"),
-  afterDeal: $("#after-deal"),
-  play: $("#btn-play"),
-  pass: $("#btn-pass"),
-  passWhy: $("#pass-why"),
-  hint: $("#btn-hint"),
-  clear: $("#btn-clear"),
-  showResult: $("#btn-show-result"),
-  continue: $("#btn-continue"),
-  hand: $("#hand"),
-  toast: $("#toast"),
-  announcer: $("#announcer"),
-  resultSheet: $("#result-sheet"),
-  resultBody: $("#result-body"),
-  settingsSheet: $("#settings-sheet"),
-  confirmSheet: $("#confirm-sheet"),
-  inviteSheet: $("#invite-sheet"),
-  autoBanner: $("#auto-banner"),
-  watchers: $("#watchers"),
-  emoteButton: $("#btn-emote"),
-  emotePicker: $("#emote-picker"),
-  rulesSheet: $("#rules-sheet"),
-  historySheet: $("#history-sheet"),
-};
-
-const app = {
-  settings: loadSettings(),
-  session: null,
-  conn: null,
-  version: null,
-  view: null,
-  table: null,
-  dealKey: null,
-  resultShownFor: null,
-  hintLabel: "",
-  net: { state: "connecting" },
-  // A play or pass sent and not yet answered: {version, shown}.
-  pending: null,
-  links: null,
-};
+import { clearSession, loadSession, saveSession, saveSettings, sessionFromHash } from "./store.js";
 
 bindNarration({ announcer: els.announcer, toast: els.toast });
 
 const hand = new Hand(els.hand, { nameOf: cardName, onChange: () => updateControls() });
+bindConnection({ onMessage, redraw: updateControls });
+bindActions({ hand, redraw: updateControls });
+bindHostPanel({ confirm: confirmDialog });
 
 // "Passed automatically" stays in the status line a moment: the trick may clear at once.
 const AUTO_NOTE_MS = 3000;
@@ -117,110 +80,11 @@ const autoPass = new AutoPass({
   },
 });
 
-// ---------------------------------------------------------------- connection
-
-async function openNewTable(notice) {
-  if (app.conn) app.conn.close();
-  app.conn = null;
-  app.view = null;
-  setNet({ state: "connecting" });
-  els.status.textContent = t("status.opening");
-  try {
-    const res = await createTable(app.settings, app.settings.name || null);
-    const [mine, ...others] = res.seats;
-    app.session = { table: res.table, token: mine.token, seat: mine.seat, invites: others };
-    app.links = linksFrom(app.session);
-    saveSession(app.session);
-    connect();
-    if (notice) toast(notice);
-  } catch (err) {
-    const code = err instanceof ApiError ? err.code : "network";
-    setNet({ state: "offline", retryAt: Date.now() + 3000 });
-    els.status.textContent = t("status.cannotOpen", { reason: reasonText(code, err.message) });
-    setTimeout(() => openNewTable(notice), 3000);
-  }
-}
-
-function connect() {
-  const { table, token } = app.session;
-  app.conn = new Connection({
-    table,
-    token,
-    onMessage,
-    onStatus: setNet,
-    onFatal: (code) => {
-      // The table or seat is gone (server data reset, or an invite for a finished table).
-      if (app.session.watch) {
-        // A dead watch link says why and stops; it never opens a table of our own.
-        history.replaceState(null, "", location.pathname + location.search);
-        app.session = loadSession();
-        if (app.session?.table && app.session?.token) connect();
-        else openNewTable();
-        toast(t("notice.watchGone"));
-        return;
-      }
-      clearSession();
-      openNewTable(t(code === 4401 ? "notice.badSeat" : "notice.tableGone"));
-    },
-  });
-  app.conn.open();
-}
-
-let netTimer = null;
-function setNet(status) {
-  app.net = status;
-  if (status.state !== "online" && app.pending) {
-    // The socket died before the server answered: say so plainly, the move may be lost.
-    app.pending = null;
-    toast(t("net.notConfirmed"));
-    announce(t("net.notConfirmed"));
-  }
-  clearInterval(netTimer);
-  const draw = () => {
-    const { state, retryAt } = app.net;
-    els.net.hidden = state === "online";
-    els.net.dataset.state = state;
-    if (state === "connecting") els.netText.textContent = t("net.connecting");
-    else if (state === "offline") {
-      const s = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
-      els.netText.textContent = s > 0 ? t("net.offlineRetry", { s }) : t("net.connecting");
-    }
-  };
-  draw();
-  if (status.state === "offline") netTimer = setInterval(draw, 500);
-  els.app.classList.toggle("offline", status.state !== "online");
-  updateControls();
-}
-
-function send(msg) {
-  if (!app.conn || !app.conn.send(msg)) {
-    toast(t("net.notSent"));
-    return false;
-  }
-  if (msg.type === "play" || msg.type === "pass") {
-    const pending = { version: msg.version, shown: false };
-    app.pending = pending;
-    // Shown only if the answer is slow, so a quick round trip does not flicker.
-    setTimeout(() => {
-      if (app.pending !== pending) return;
-      pending.shown = true;
-      updateControls();
-    }, PENDING_AFTER_MS);
-  }
-  return true;
-}
-
-const PENDING_AFTER_MS = 400;
-
-function settle(msg) {
-  if (!app.pending) return;
-  if (msg.type === "error" || (msg.type === "state" && msg.version > app.pending.version)) app.pending = null;
-}
+// ---------------------------------------------------------------- frames
 
 const entropy = new Entropy((msg) => Boolean(app.conn?.send(msg)));
 
 function onMessage(msg) {
-  settle(msg);
   if (msg.type === "state") entropy.onState(msg);
   if (msg.type === "state") onState(msg);
   else if (msg.type === "watch") onState({ ...msg, view: watchedView(msg.view) });
@@ -384,106 +248,6 @@ function setEnabled(button, on) {
   button.setAttribute("aria-disabled", String(!on));
 }
 
-// ---------------------------------------------------------------- actions
-
-function play() {
-  const view = app.view;
-  if (!view || view.result || app.pending) return;
-  const sel = hand.selected();
-  if (!sel.length) {
-    toast(view.turn === view.seat ? t("toast.selectFirst") : reasonText("not_your_turn"));
-    return;
-  }
-  // Even an unlisted selection goes to the server: its refusal names the exact rule broken.
-  send({ type: "play", version: app.version, cards: sel });
-}
-
-function pass() {
-  const view = app.view;
-  if (!view || view.result || app.pending) return;
-  if (!view.can_pass) {
-    toast(reasonText(view.pass_reason || "must_beat"));
-    cue("error");
-    return;
-  }
-  send({ type: "pass", version: app.version });
-}
-
-function hint() {
-  const view = app.view;
-  if (!view || view.result) return;
-  if (view.turn !== view.seat) {
-    toast(reasonText("not_your_turn"));
-    return;
-  }
-  send({ type: "hint", version: app.version });
-}
-
-function onHint(msg) {
-  if (msg.version !== app.version) return;
-  if (!msg.cards || !msg.cards.length) {
-    app.hintLabel = "";
-    toast(t("hint.none"));
-    updateControls();
-    return;
-  }
-  app.hintLabel = msg.count > 1 ? t("hint.nOfM", { n: msg.index + 1, m: msg.count }) : "";
-  hand.select(msg.cards);
-}
-
-// Seat actions ("I'm back", the host's) are not moves: one made just as the table moved on
-// (a bot played) is made again against the newer version (up to twice) rather than refused.
-// Frames arrive in order, so by the time its `stale_version` comes, app.version is current.
-let seatAction = null;
-
-function sendSeatAction(msg) {
-  seatAction = { msg, tries: 0 };
-  send({ ...msg, version: app.version });
-}
-
-function retrySeatAction(msg) {
-  if (!seatAction) return false;
-  if (msg.code !== "stale_version" || seatAction.tries >= 2) {
-    seatAction = null;
-    return false;
-  }
-  seatAction.tries += 1;
-  send({ ...seatAction.msg, version: app.version });
-  return true;
-}
-
-/** The seat action took effect: later stale refusals are about something else. */
-function seatActionDone(table) {
-  const m = seatAction?.msg;
-  if (!m) return;
-  const seat = (n) => table.seats.find((s) => s.seat === n) || {};
-  if ((m.type === "back" && !seat(app.view?.seat).auto) || (m.type === "make_bot" && seat(m.seat).kind === "bot")) {
-    seatAction = null;
-  }
-}
-
-function onError(msg) {
-  if (retrySeatAction(msg)) return;
-  // msg.version is deliberately not adopted: the next `state` brings it with the view it
-  // belongs to, and acting on a newer version with an older view could misplay.
-  cue("error");
-  toast(reasonText(msg.code, msg.message));
-  announce(reasonText(msg.code, msg.message));
-}
-
-function reasonText(code, fallback) {
-  const key = `reason.${code}`;
-  const text = t(key);
-  if (text !== key) return text;
-  return fallback ? t("reason.other", { message: fallback }) : t("reason.unknown");
-}
-
-function nextDeal() {
-  const view = app.view;
-  if (!view?.result) return;
-  send({ type: view.match_over ? "new_match" : "next_deal", version: app.version });
-}
-
 // ---------------------------------------------------------------- result
 
 function drawResult() {
@@ -581,53 +345,7 @@ function openHistory(pick = null) {
   historySheet.open(session.table, session.token, pick);
 }
 
-// ---------------------------------------------------------------- host panel and emotes
-
-/** The links this browser handed out: {seats: {seat: path}, watch: path}. */
-function linksFrom(session) {
-  const seats = {};
-  for (const inv of session?.invites || []) seats[inv.seat] = inv.invite;
-  return { seats, watch: session?.watch_link || null };
-}
-
-function onInvite(msg) {
-  seatAction = null;
-  // A new link from a host action: the old one stopped working at once.
-  if (!app.session || app.session.watch) return;
-  if (msg.kind === "watch") app.session.watch_link = msg.invite;
-  else app.session.invites = [...(app.session.invites || []).filter((i) => i.seat !== msg.seat), { seat: msg.seat, invite: msg.invite }];
-  saveSession(app.session);
-  app.links = linksFrom(app.session);
-  toast(t("host.linkReady"));
-  if (els.inviteSheet.open) drawHostPanel();
-}
-
-async function copyLink(input, url) {
-  input.select();
-  try {
-    await navigator.clipboard.writeText(url);
-  } catch {
-    document.execCommand?.("copy");
-  }
-  toast(t("invite.copied"));
-}
-
-function drawHostPanel() {
-  if (!app.view || !app.table) return;
-  renderHostPanel($("#invite-list"), {
-    table: app.table,
-    view: app.view,
-    links: app.links || linksFrom(app.session),
-    send: sendSeatAction,
-    confirm: confirmDialog,
-    copy: copyLink,
-  });
-}
-
-function openInvites() {
-  drawHostPanel();
-  els.inviteSheet.showModal();
-}
+// ---------------------------------------------------------------- emotes
 
 function toggleEmotes(open = els.emotePicker.hidden) {
   els.emotePicker.hidden = !open;
@@ -659,41 +377,14 @@ function bindInput() {
       if (e.target === d && d !== els.confirmSheet) d.close();
     });
   }
-  document.addEventListener("keydown", (e) => {
-    if (e.ctrlKey || e.metaKey || e.altKey || document.querySelector("dialog[open]")) return;
-    const target = e.target;
-    if (["INPUT", "SELECT", "TEXTAREA"].includes(target.tagName)) return;
-    const inHand = els.hand.contains(target);
-    const onButton = target.tagName === "BUTTON";
-    switch (e.key) {
-      case "Enter":
-        if (onButton && !inHand) return;
-        e.preventDefault();
-        play();
-        break;
-      case "p":
-      case "P":
-        pass();
-        break;
-      case "h":
-      case "H":
-        hint();
-        break;
-      case "Escape":
-        if (!els.emotePicker.hidden) toggleEmotes(false);
-        hand.clear();
-        break;
-      case "ArrowLeft":
-      case "ArrowRight":
-      case " ":
-        if (!inHand && !onButton) {
-          e.preventDefault();
-          (els.hand.querySelector('.card[tabindex="0"]') || els.hand.querySelector(".card"))?.focus();
-        }
-        break;
-      default:
-        break;
-    }
+  bindKeyboard({
+    hand: els.hand,
+    play,
+    pass,
+    hint,
+    clear: () => hand.clear(),
+    emotesOpen: () => !els.emotePicker.hidden,
+    closeEmotes: () => toggleEmotes(false),
   });
 }
 

@@ -23,8 +23,10 @@ CHROMIUM_ARGS = [
 ]
 CLIENT_DIR = Path(__file__).resolve().parents[2] / "client"
 LANGUAGES = ("en", "de", "zh-Hans", "it")
-# Long enough for two slow cores running the server, its bots and a browser.
-WAIT_MS = 20_000
+# How long a wait for something the page must show may take before the test fails.  It
+# only tells a hang from slowness: every wait ends on the event it waits for, and at a
+# load of 20 on two cores a first state took more than 20 s to arrive.
+WAIT_MS = 60_000
 
 
 def strings(lang: str) -> dict[str, str]:
@@ -89,6 +91,33 @@ def wait_my_turn_or_result(page: Any) -> dict[str, Any]:
 
 def wait_version_above(page: Any, version: int) -> None:
     page.wait_for_function(f"() => pdk.state().version > {version}")
+
+
+# An init script: every frame the page sends on a WebSocket, parsed, in ``window.sentFrames``.
+# A frame goes out synchronously from the handler that decides to send it (a click, a state
+# received, a timer), so once that handler has run the record says whether it sent anything:
+# "nothing was sent" is read from it, never concluded from a quiet pause.
+RECORD_SENT_JS = """(() => {
+  window.sentFrames = [];
+  const original = WebSocket.prototype.send;
+  WebSocket.prototype.send = function (data) {
+    try { window.sentFrames.push(JSON.parse(data)); } catch (e) { window.sentFrames.push(data); }
+    return original.call(this, data);
+  };
+})()"""
+
+
+def record_sent_frames(page: Any) -> None:
+    """Record what the page sends from its next load on (``sent_types`` reads it)."""
+    page.context.add_init_script(RECORD_SENT_JS)
+
+
+def sent_types(page: Any) -> list[str]:
+    """The ``type`` of every frame sent since the page loaded, pings left out."""
+    types: list[str] = page.evaluate(
+        "() => window.sentFrames.map(f => f.type).filter(t => t !== 'ping')"
+    )
+    return types
 
 
 def hand_codes(page: Any) -> list[str]:

@@ -1,5 +1,6 @@
 """Fixtures for the browser tests: Debian's Chromium driven by Playwright against the real
-server (``server_process`` from tests/conftest.py) with its Redis.
+server (``module_server_process`` from tests/conftest.py, one per module; ``server_process``
+for a test that stops its server) with its Redis.
 
 Tables are opened over HTTP with a fixed seed and joined through the invite link
 (``/#table=...&token=...``), so every test starts from a known deal.  Reduced motion is
@@ -35,11 +36,35 @@ def browser() -> Iterator[Any]:
             chromium.close()
 
 
+# Fixed seeds on tables with several people (a test plays the other seats) are refused
+# unless the server is told it is being tested.
+TEST_ARGS = ["--allow-fixed-seeds", "true"]
+
+
+@pytest.fixture(scope="module")
+def shared_live(module_server_process: Callable[..., Any]) -> Live:
+    # Every table of the module comes from 127.0.0.1: the per-address creation limit
+    # (20 a minute by default) is for the public, not for a module of tests.
+    process = module_server_process(args=[*TEST_ARGS, "--tables-per-minute", "100000"])
+    return Live(url=process.url, process=process)
+
+
 @pytest.fixture
-def live(server_process: Callable[..., Any]) -> Live:
-    # Fixed seeds on tables with several people (a test plays the other seats) are
-    # refused unless the server is told it is being tested.
-    process = server_process(args=["--allow-fixed-seeds", "true"])
+def live(shared_live: Live) -> Iterator[Live]:
+    """The module's server (one start per module, not per test): each test opens its own
+    tables on it, so the tests cannot see each other.  A test that kills, stalls or
+    restarts its server takes ``own_live`` instead."""
+    assert shared_live.process.running, "the module's server died in an earlier test"
+    yield shared_live
+    assert shared_live.process.running, (
+        f"the module's server died during this test:\n{shared_live.process.log_tail()}"
+    )
+
+
+@pytest.fixture
+def own_live(server_process: Callable[..., Any]) -> Live:
+    """A server of the test's own, on its own clean Redis database."""
+    process = server_process(args=TEST_ARGS)
     return Live(url=process.url, process=process)
 
 

@@ -12,6 +12,8 @@ from client_helpers import (
     LANGUAGES,
     LOCALES,
     Live,
+    record_sent_frames,
+    sent_types,
     shot_dir,
     state,
     strings,
@@ -96,6 +98,10 @@ def test_with_auto_pass_off_the_turn_waits_for_the_player(
 ) -> None:
     (seat,) = live.create_table(seed=SEED, bot_speed_ms=0)
     page = new_page(auto_pass=True)
+    # The page's timers run on a clock the test can move: the pause is run through at
+    # once, not waited out.
+    page.clock.install()
+    record_sent_frames(page)
     page.goto(live.seat_url(seat))
     wait_joined(page)
     page.click("#btn-settings")
@@ -103,7 +109,12 @@ def test_with_auto_pass_off_the_turn_waits_for_the_player(
     page.uncheck("#opt-autopass")
     page.keyboard.press("Escape")
     snapshot = play_until_nothing_beats(page)
-    page.wait_for_timeout(3 * AUTO_PASS_MS)
+    sent = sent_types(page)
+    # Three pauses' worth of the page's timers fire: a pass armed for this turn would be
+    # in the record now.
+    page.clock.run_for(3 * AUTO_PASS_MS)
+    assert sent_types(page) == sent
     assert state(page)["version"] == snapshot["version"]
     page.click("#btn-pass")
     wait_version_above(page, snapshot["version"])
+    assert sent_types(page) == [*sent, "pass"]

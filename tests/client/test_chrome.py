@@ -73,10 +73,10 @@ def overlaps(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 @pytest.mark.parametrize("size", list(SIZES))
 def test_the_offline_notice_leaves_the_top_bar_whole(
-    size: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
+    size: str, own_live: Live, new_page: Callable[..., Any], tmp_path: Path
 ) -> None:
-    pages = open_pages(live, new_page, size)
-    live.process.kill()
+    pages = open_pages(own_live, new_page, size)
+    own_live.process.kill()
     for lang, page in pages.items():
         page.wait_for_selector("#net:not([hidden])")
         page.wait_for_function("() => pdk.state().net === 'offline'")

@@ -7,34 +7,53 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from client_helpers import WAIT_MS, Live, state, strings, take_turn_with_hint_or_pass, wait_joined
+from client_helpers import (
+    MAX_OWN_TURNS,
+    WAIT_MS,
+    Live,
+    state,
+    strings,
+    take_turn_with_hint_or_pass,
+    wait_joined,
+)
 
 EN = strings("en")
+MATCH_DEALS = 5
 
 
-def keep_playing(page: Any, until: str, *, deadline_ms: int = 4 * WAIT_MS) -> dict[str, Any]:
-    """Play ``page``'s turns (and deal on) until the JS expression ``until`` holds."""
-    waited = 0
-    while not page.evaluate(until):
+# Whether the page's player has something to do: deal on, or take their turn.
+CAN_ACT_JS = """(v) => Boolean(v) && ((v.result !== null && !v.match_over)
+  || (v.result === null && v.turn === v.seat))"""
+
+
+def keep_playing(page: Any, until: str) -> dict[str, Any]:
+    """Play ``page``'s turns (and deal on) until the JS expression ``until`` holds.
+
+    Each step waits for the next thing to happen on the page (``until``, or something for
+    us to do), so a slow machine only makes it slower."""
+    for _ in range(MATCH_DEALS * MAX_OWN_TURNS):
+        page.wait_for_function(f"() => ({until}) || ({CAN_ACT_JS})(pdk.state().view)")
+        if page.evaluate(until):
+            return state(page)
         current = state(page)
-        view = current["view"]
-        if view and view["result"] is not None and not view["match_over"]:
+        if current["view"]["result"] is not None:
             page.click("#btn-continue")
             page.wait_for_function(f"() => pdk.state().version > {current['version']}")
-        elif view and view["result"] is None and view["turn"] == view["seat"]:
-            take_turn_with_hint_or_pass(page)
         else:
-            page.wait_for_timeout(100)
-            waited += 100
-            assert waited < deadline_ms, f"still waiting for {until}"
-    return state(page)
+            take_turn_with_hint_or_pass(page)
+    raise AssertionError(f"the match went on and {until} never held")
 
 
 def test_one_friend_closes_the_tab_the_other_plays_on_and_the_first_comes_back(
     live: Live, browser: Any, new_page: Callable[..., Any]
 ) -> None:
     host_seat, friend_seat = live.create_table(
-        humans=2, bots=["easy"], deals=5, bot_speed_ms=100, turn_seconds=0, grace_seconds=5
+        humans=2,
+        bots=["easy"],
+        deals=MATCH_DEALS,
+        bot_speed_ms=100,
+        turn_seconds=0,
+        grace_seconds=5,
     )
     host = new_page()
     host.goto(live.seat_url(host_seat))

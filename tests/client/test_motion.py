@@ -61,7 +61,9 @@ def test_reduced_motion_moves_nothing_and_sound_off_plays_nothing(
     live: Live, new_page: Callable[..., Any]
 ) -> None:
     page = play_the_bomb(live, new_page, motion="reduce", sound=False)
-    page.wait_for_timeout(500)
+    # Effects and cues start while a state is drawn.  Wait for the state after the bomb
+    # (a bot's answer): by then the bomb's, and that move's, would have been recorded.
+    wait_version_above(page, page.evaluate("pdk.state().version"))
     assert page.evaluate("window.motionSeen") == []
     assert page.evaluate("pdk.sounds()") == []
     # CSS motion is off too: nothing in the page is running an animation longer than 1 ms.

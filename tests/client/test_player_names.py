@@ -7,7 +7,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import LANGUAGES, LOCALES, Live, shot_dir, state, strings, wait_joined
+from client_helpers import (
+    LANGUAGES,
+    LOCALES,
+    Live,
+    record_sent_frames,
+    sent_types,
+    shot_dir,
+    state,
+    strings,
+    wait_joined,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -40,9 +50,12 @@ def test_a_name_set_in_the_settings_is_what_the_other_seat_sees(
     # until a human acts (reading it before the bot's pause ended was a race).
     host.wait_for_function("() => pdk.state().version >= 1")
     version = state(host)["version"]
+    record_sent_frames(host)
     host.reload()
     wait_joined(host)
-    host.wait_for_timeout(500)
+    # The name is compared while the first state is drawn: a rename sent again would be
+    # in the record by the time the page shows that state.
+    assert sent_types(host) == ["join"]
     assert state(host)["version"] == version
     host.click("#btn-settings")
     assert host.input_value("#name-input") == "王小明"
@@ -54,6 +67,7 @@ def test_a_name_with_markup_is_explained_and_never_sent(
 ) -> None:
     (seat,) = live.create_table(seed=3, bot_speed_ms=0)
     page = new_page(locale=LOCALES[lang])
+    record_sent_frames(page)
     page.goto(live.seat_url(seat))
     wait_joined(page)
     table = strings(lang)
@@ -66,9 +80,10 @@ def test_a_name_with_markup_is_explained_and_never_sent(
         " i.value = 'y'.repeat(25); i.dispatchEvent(new Event('change')); }"
     )
     assert page.inner_text("#name-why") == table["name.long"]
-    page.wait_for_timeout(300)
+    # Both were refused by the handlers that just ran: nothing went to the server.
+    assert sent_types(page) == ["join"]
     assert state(page)["table"]["seats"][0]["name"] == "You"
-    assert page.locator("#toast").is_hidden()  # no refusal came back: nothing was sent
+    assert page.locator("#toast").is_hidden()
     box = page.locator("#name-why").bounding_box()
     assert box is not None
     assert box["x"] + box["width"] <= page.viewport_size["width"]

@@ -55,11 +55,11 @@ def test_the_history_answers_only_a_seat_of_the_table(live: Live) -> None:
 
 
 def test_a_finished_deal_replays_move_by_move_and_its_link_works_after_a_restart(
-    live: Live, new_page: Callable[..., Any], tmp_path: Path
+    own_live: Live, new_page: Callable[..., Any], tmp_path: Path
 ) -> None:
-    (seat,) = live.create_table(seed=7, bot_speed_ms=0, deals=5)
+    (seat,) = own_live.create_table(seed=7, bot_speed_ms=0, deals=5)
     page = new_page()
-    page.goto(live.seat_url(seat))
+    page.goto(own_live.seat_url(seat))
     dealt = sorted(wait_joined(page)["view"]["hand"])
     moves = len(play_to_result(page)["view"]["moves"])
     page.wait_for_selector("#result-sheet[open]")
@@ -87,8 +87,8 @@ def test_a_finished_deal_replays_move_by_move_and_its_link_works_after_a_restart
     link = page.input_value(".replay-link")
     assert "#replay=" in link
 
-    live.process.kill()
-    live.process.start()
+    own_live.process.kill()
+    own_live.process.start()
     page.goto(link)
     wait_joined(page)
     page.wait_for_selector(".replay-step")
