@@ -1,11 +1,14 @@
 // Strings live in client/i18n/<lang>.json, flat "area.name" keys, "{name}" placeholders.
 // English is always loaded as the fallback so a missing key never shows up blank.
+// Counted strings: "key" is the general ("other") form; "key.one" (and "key.few" ... where a
+// language needs them) are the forms Intl.PluralRules picks for the count in {n} (or {s}).
 
 export const LANGUAGES = ["en", "de", "zh-Hans", "it"];
 
 let current = "en";
 let strings = {};
 let fallback = {};
+let plurals = new Intl.PluralRules("en");
 
 async function fetchStrings(lang) {
   const url = new URL(`../i18n/${lang}.json`, import.meta.url);
@@ -29,6 +32,7 @@ export async function setLanguage(lang) {
   if (!Object.keys(fallback).length) fallback = await fetchStrings("en");
   strings = lang === "en" ? fallback : await fetchStrings(lang);
   current = lang;
+  plurals = new Intl.PluralRules(lang);
   document.documentElement.lang = lang;
   translateStatic(document);
 }
@@ -39,8 +43,19 @@ export function has(key) {
   return key in strings || key in fallback;
 }
 
+/** The plural form of `key` this language uses for `count`: only from the current language's
+ * own strings, so an English "one" form never stands in for a German one. */
+function pluralKey(key, count) {
+  if (typeof count !== "number" && typeof count !== "string") return key;
+  const n = Number(count);
+  if (!Number.isFinite(n)) return key;
+  const form = `${key}.${plurals.select(n)}`;
+  return form in strings ? form : key;
+}
+
 export function t(key, params = {}) {
-  const text = strings[key] ?? fallback[key] ?? key;
+  const chosen = pluralKey(key, params.n ?? params.s);
+  const text = strings[chosen] ?? fallback[key] ?? key;
   return text.replace(/\{(\w+)\}/g, (m, name) => (name in params ? String(params[name]) : m));
 }
 

@@ -1,0 +1,102 @@
+"""Issue 28, defect 8: every control a finger taps is at least 44 px tall (rules FAQ summaries
+were 28 px, the replay slider 32 px, the settings name box and drop-downs 38 px), and the name
+box's placeholder is not cut off, in every language on a phone and a desktop."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from client_helpers import (
+    LANGUAGES,
+    Live,
+    open_seat_page,
+    play_to_result,
+    shot_dir,
+    store_language,
+    wait_joined,
+)
+
+pytestmark = pytest.mark.browser
+
+TAP_PX = 44
+PHONE = (390, 844)
+DESKTOP = (1280, 800)
+
+# Heights of the visible elements matching `selector` that are shorter than a finger.
+SHORT_JS = """([selector, least]) => [...document.querySelectorAll(selector)]
+  .filter(el => el.getClientRects().length > 0)
+  .map(el => ({ what: el.id || el.className || el.tagName,
+                text: (el.innerText || el.placeholder || '').slice(0, 40),
+                height: Math.round(el.getBoundingClientRect().height * 10) / 10 }))
+  .filter(box => box.height < least)"""
+
+# The placeholder's width in the input's own font against the room inside its padding.
+PLACEHOLDER_JS = """() => {
+  const input = document.querySelector('#name-input');
+  const style = getComputedStyle(input);
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = style.font;
+  const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  return { text: input.placeholder, needs: ctx.measureText(input.placeholder).width, room };
+}"""
+
+
+def short_targets(page: Any, selector: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = page.evaluate(SHORT_JS, [selector, TAP_PX])
+    return found
+
+
+def in_language(page: Any, lang: str, size: tuple[int, int]) -> None:
+    store_language(page, lang)
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.reload()
+    wait_joined(page)
+
+
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["390x844", "1280x800"])
+def test_settings_and_rules_controls_are_tall_enough_and_the_placeholder_fits(
+    live: Live, new_page: Callable[..., Any], tmp_path: Path, size: tuple[int, int]
+) -> None:
+    page = open_seat_page(live, new_page, seed=7, bot_speed_ms=0)
+    for lang in LANGUAGES:
+        in_language(page, lang, size)
+        page.click("#btn-settings")
+        page.wait_for_selector("#settings-sheet[open] #name-input")
+        short = short_targets(page, "#settings-sheet input[type=text], #settings-sheet select")
+        assert not short, f"{lang}: {json.dumps(short, ensure_ascii=False)}"
+        fit = page.evaluate(PLACEHOLDER_JS)
+        assert fit["needs"] <= fit["room"], f"{lang}: placeholder cut off: {fit}"
+        if lang == "de":
+            page.screenshot(path=str(shot_dir(tmp_path) / f"tap-settings-de-{size[0]}.png"))
+        page.keyboard.press("Escape")
+        page.click("#btn-rules")
+        page.wait_for_selector(f'#rules-page[data-lang="{lang}"] details summary')
+        short = short_targets(page, "#rules-page summary")
+        assert not short, f"{lang}: {json.dumps(short, ensure_ascii=False)}"
+        if lang == "de":
+            page.evaluate("document.querySelector('#why-48').open = true")
+            page.locator("#why-48").scroll_into_view_if_needed()
+            page.screenshot(path=str(shot_dir(tmp_path) / f"tap-rules-de-{size[0]}.png"))
+
+
+def test_the_replay_slider_is_tall_enough(
+    live: Live, new_page: Callable[..., Any], tmp_path: Path
+) -> None:
+    page = open_seat_page(live, new_page, seed=7, bot_speed_ms=0, deals=5)
+    play_to_result(page)
+    for size in (PHONE, DESKTOP):
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        page.reload()
+        wait_joined(page)
+        page.wait_for_selector("#result-sheet[open]")
+        page.keyboard.press("Escape")
+        page.click("#btn-history")
+        page.click("#history-sheet .btn-replay")
+        page.wait_for_selector(".replay-slider")
+        short = short_targets(page, ".replay-slider, .replay-controls button")
+        assert not short, f"{size}: {short}"
+        page.screenshot(path=str(shot_dir(tmp_path) / f"tap-replay-{size[0]}.png"))
