@@ -106,3 +106,18 @@ def test_a_table_budget_sits_in_the_table_slot_and_addresses_are_cut() -> None:
     assert key_slot(table_key("abcdef", "actions:0").encode()) == key_slot(b"pdk:{abcdef}:meta")
     assert global_key("tables") == "pdk:budget:tables"
     assert len(address_key("tables", "x" * 10_000)) < 130
+
+
+async def test_a_charge_books_spending_into_debt_and_the_rate_repays_it(
+    client: aioredis.Redis,
+) -> None:
+    clock = Clock()
+    buckets = SharedBuckets(client, clock=clock)
+    assert await buckets.charge("pdk:budget:c", 2, 4, 3) == 1
+    assert await buckets.charge("pdk:budget:c", 2, 4, 3) == -2
+    # Nothing can be taken while in debt; a second repays a debt of two at two a second.
+    assert (await buckets.take("pdk:budget:c", 2, 4)).retry_after == 1.5
+    clock.now += 1
+    assert await buckets.charge("pdk:budget:c", 2, 4, 1) == -1
+    # A debt never grows past ten bursts.
+    assert await buckets.charge("pdk:budget:c", 2, 4, 1000) == -40
