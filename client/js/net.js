@@ -71,7 +71,13 @@ export class Connection {
     this.onVisible = () => {
       if (document.visibilityState === "visible") this.retryNow();
     };
+    // The browser knows it lost the network before any ping could tell: give the socket up
+    // at once, so the player sees "offline" now rather than after a stall.
+    this.goneOffline = () => {
+      if (!this.closed && this.ws) this.drop(this.ws);
+    };
     window.addEventListener("online", this.retryNow);
+    window.addEventListener("offline", this.goneOffline);
     document.addEventListener("visibilitychange", this.onVisible);
   }
 
@@ -172,6 +178,7 @@ export class Connection {
     clearTimeout(this.retryTimer);
     this.stopTimers();
     window.removeEventListener("online", this.retryNow);
+    window.removeEventListener("offline", this.goneOffline);
     document.removeEventListener("visibilitychange", this.onVisible);
     if (this.ws && this.ws.readyState <= 1) this.ws.close(1000);
     this.ws = null;
