@@ -40,7 +40,7 @@ APP_TESTS = ["tests/server/test_app.py"]
 SOCKET_LIMIT_TESTS = ["tests/server/test_limits.py"]
 # The "cluster" group: real server processes on one Redis, talking over its bus.
 CLUSTER_TESTS = [
-    "tests/cluster/test_table.py",
+    "tests/cluster/test_table_handle.py",
     "tests/cluster/test_forward.py",
     "tests/cluster/test_node.py",
     "tests/cluster/test_processes.py",

@@ -25,12 +25,25 @@ LAYERS: list[dict[str, tuple[str, ...]]] = [
             "server.ratelimit",
             "server.origins",
             "server.redis_embedded",
+            "server.proxies",
+            "server.operator_access",
+            "server.log_redaction",
         )
     },
     {"rooms": ("server.rooms",), "wire": ("server.protocol",)},
+    {"shared budgets": ("server.budgets", "server.seat_limits")},
     {"presenter": ("server.presenter",)},
     {"settings": ("server.config",)},
-    {"sockets": ("server.connection", "server.transport")},
+    {
+        "sockets": (
+            "server.connection",
+            "server.transport",
+            "server.connection_guard",
+            "server.connection_limits",
+            "server.fast_paths",
+            "server.websocket_protocol",
+        )
+    },
     {"cluster": ("server.cluster",)},
     {"session": ("server.game_socket_session",)},
     {"app": ("server.app",)},
@@ -44,7 +57,11 @@ def place(module: str) -> tuple[int, str]:
     for rank, groups in enumerate(LAYERS):
         for group, prefixes in groups.items():
             for prefix in prefixes:
-                inside = module == prefix or module.startswith(prefix + ".")
+                # The package itself is named exactly: a new top-level module is in no
+                # layer until one names it.
+                inside = module == prefix or (
+                    prefix != "server" and module.startswith(prefix + ".")
+                )
                 if inside and (best is None or len(prefix) > best[0]):
                     best = (len(prefix), rank, group)
     if best is None:

@@ -75,8 +75,16 @@ def create_table(base_url: str, **fields: Any) -> dict[str, Any]:
         return created
 
 
-def health(base_url: str) -> dict[str, Any]:
-    with urllib.request.urlopen(f"{base_url}/healthz", timeout=5) as response:
+# An operator's token for servers behind a proxy, whose /healthz shows the process's
+# details only to the operator (docs/operations.md).
+ADMIN_TOKEN = "test-admin-token-0123456789abcdef"
+
+
+def health(base_url: str, token: str | None = None) -> dict[str, Any]:
+    request = urllib.request.Request(f"{base_url}/healthz")
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    with urllib.request.urlopen(request, timeout=5) as response:
         body: dict[str, Any] = json.loads(response.read())
         return body
 

@@ -19,6 +19,7 @@ import pytest
 import redis
 import yaml
 from cluster_helpers import (
+    ADMIN_TOKEN,
     REPO_ROOT,
     Player,
     check_told_against_log,
@@ -145,11 +146,12 @@ def running_nginx(prefix: Path, port: int, servers: list[ServerProcess]) -> Iter
 async def test_nginx_with_the_compose_config_spreads_one_table_over_three_processes(
     server_process: ServerFactory, sync_redis: redis.Redis, nginx_dir: Path
 ) -> None:
-    servers = [server_process(args=["--trusted-proxies", "127.0.0.1/32"]) for _ in range(3)]
+    args = ["--trusted-proxies", "127.0.0.1/32", "--admin-token", ADMIN_TOKEN]
+    servers = [server_process(args=args) for _ in range(3)]
     port = free_port()
     with running_nginx(nginx_dir, port, servers) as base:
         # Round robin: consecutive requests reach every process.
-        assert {health(base)["pid"] for _ in range(6)} == {s.pid for s in servers}
+        assert {health(base, ADMIN_TOKEN)["pid"] for _ in range(6)} == {s.pid for s in servers}
         table = create_table(base, humans=2, bots=["easy"], bot_speed_ms=50, deals=5)
         tid, tokens = table["table"], {s["seat"]: s["token"] for s in table["seats"]}
         ws = f"ws://127.0.0.1:{port}/ws"

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.browser
 
 
 def test_the_browser_answers_each_upcoming_commitment_with_a_seed_the_next_deal_mixes(
-    live: Live, new_page: Callable[..., Any], redis_url: str
+    live: Live, new_page: Callable[..., Any]
 ) -> None:
     page = open_seat_page(live, new_page, seed=7, bot_speed_ms=0, deals=5)
     end = play_to_result(page)
@@ -29,7 +29,9 @@ def test_the_browser_answers_each_upcoming_commitment_with_a_seed_the_next_deal_
     page.wait_for_selector("#result-sheet[open]")
     page.click("#btn-next-deal")
     page.wait_for_function("() => pdk.state().view.deal_no === 2")
-    client = redis.Redis.from_url(redis_url)
+    # The shared server's own Redis database (tests/conftest.py), not the test's.
+    assert live.process.redis_url is not None
+    client = redis.Redis.from_url(live.process.redis_url)
     try:
         table = state(page)["table"]["id"]
         log = [json.loads(x) for x in client.lrange(f"pdk:{{{table}}}:log", 0, -1)]
