@@ -15,7 +15,9 @@ action and its instant answers.
 The actor keeps the loop and the order of things: check, write, tell.  What an
 action becomes is ``commit.py``; the bots and their pauses ``bot_turns.py``;
 the stand-in's timers ``standin.py``; what host and seat requests and settings
-do to the meta ``seat_requests.py``; who listens, and what each listener hears
+do to the meta ``seat_requests.py``; the players' seeds a deal waits for and
+the fairness each frame publishes, the room's ``FairDeals`` (``fair_deals.py``);
+who listens, and what each listener hears
 (views, hints, emotes), the room's ``Audience`` (``audience.py``).  Seat state
 lives in the table meta, which the room writes with the action that changed it
 (or alone), under the same version check.
@@ -60,14 +62,8 @@ from .commands import (
     WatchLink,
 )
 from .commit import prepare
-from .entropy import (
-    ENTROPY_WAIT_SECONDS,
-    EntropyDue,
-    EntropyRound,
-    GiveEntropy,
-    PublishedFairness,
-    published,
-)
+from .entropy import EntropyDue, GiveEntropy
+from .fair_deals import FairDeals
 from .log import BotSpeed, NewMatch, TableMeta, TableState
 from .names import NameRefused, clean_name
 from .seat_requests import renamed, seat_change, with_bot_speed
@@ -120,8 +116,7 @@ class Room:
         "_audience",
         "_bots",
         "_clock",
-        "_entropy",
-        "_fairness",
+        "_fair",
         "_idle_seconds",
         "_idle_timer",
         "_inbox",
@@ -183,9 +178,8 @@ class Room:
         self._standin = StandIn(self.id, self._clock, self._post, self._audience.humans)
         self._idle_timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
-        self._fairness: tuple[tuple[object, ...], PublishedFairness | None] = ((), None)
-        # The players' client seeds for the upcoming deal (rooms/entropy.py).
-        self._entropy = EntropyRound()
+        # The players' client seeds for the upcoming deal (rooms/fair_deals.py).
+        self._fair = FairDeals(self._clock, self._post, self._audience.seat_has_socket)
         self.closed = False
 
     # --- read-only views for the registry and tests ---------------------------
@@ -333,7 +327,9 @@ class Room:
         elif isinstance(command, StandinDue):
             self._standin.play(command, self.meta, self._state, self._version, self._bot_speed_ms)
         elif isinstance(command, EntropyDue):
-            await self._deal_parked(command.round)
+            held = self._fair.due(command.round)
+            if held is not None:
+                await self._commit(held[1], held[0])
 
     def _resync(self, listener: Listener) -> None:
         if listener in self._audience.humans.get(listener.seat, []):
@@ -459,9 +455,9 @@ class Room:
         elif isinstance(request, Rename):
             await self._set_name(request.seat, request.name)
         else:
-            # A deal waits for the seated humans' client seeds (rooms/entropy.py).
-            held = isinstance(request, NextDeal | NewMatch) and self._await_entropy(
-                listener, request
+            # A deal waits for the seated humans' client seeds (rooms/fair_deals.py).
+            held = isinstance(request, NextDeal | NewMatch) and self._fair.hold(
+                listener, request, self.meta, self._state, self._match_no
             )
             if held or not await self._commit(request, listener):
                 return
@@ -514,7 +510,7 @@ class Room:
     ) -> bool:
         """Check, persist, then announce ``entry``; False when the engine refused it."""
         if isinstance(entry, NextDeal | NewMatch):
-            entry = self._entropy.stamp(entry, self.meta)
+            entry = self._fair.stamp(entry, self.meta)
         try:
             commit = prepare(
                 entry,
@@ -543,7 +539,7 @@ class Room:
         self.meta = meta
         self._turn_version = commit.turn_version
         if isinstance(entry, NextDeal | NewMatch):
-            self._entropy.dealt()
+            self._fair.dealt()
         if commit.new_match is not None:
             self._state = commit.new_match
             self._match_no += 1
@@ -618,48 +614,18 @@ class Room:
         if not self.closed:
             self._inbox.put_nowait(command)
 
-    # --- players' entropy (rooms/entropy.py) ------------------------------------
-
-    def _awaited(self) -> list[int]:
-        """The human seats a deal waits for: those with a socket whose client sends seeds."""
-        return [
-            s.seat
-            for s in self.meta.seats
-            if s.kind == "human"
-            and s.seat in self._entropy.senders
-            and self._audience.seat_has_socket(s.seat)
-        ]
+    # --- players' entropy (rooms/fair_deals.py) ---------------------------------
 
     async def _give_entropy(self, listener: Listener, given: GiveEntropy) -> None:
         try:
-            new = self._entropy.offer(listener.seat, given, self.meta, self._state, self._match_no)
+            outcome = self._fair.give(listener.seat, given, self.meta, self._state, self._match_no)
         except EntropyError as exc:
             self._refuse(listener, exc)
             return
-        if self._entropy.parked is not None and not self._entropy.missing(self._awaited()):
-            await self._deal_parked(self._entropy.number)
-        elif new:
+        if outcome.deal is not None:
+            await self._commit(outcome.deal[1], outcome.deal[0])
+        elif outcome.new:
             self._broadcast([])
-
-    def _await_entropy(self, listener: Listener, request: NextDeal | NewMatch) -> bool:
-        """Hold a request for a deal while a connected human's seed is missing (True), at
-        most ENTROPY_WAIT_SECONDS; a second request while one is held is that deal too."""
-        self._entropy.received(self.meta, self._state, self._match_no, len(self.meta.seats))
-        if not self._entropy.starts_upcoming(request, self._state):
-            return False
-        if self._entropy.parked is not None:
-            return True
-        if not self._entropy.missing(self._awaited()):
-            return False
-        self._entropy.parked = (listener, request)
-        due = EntropyDue(self._entropy.number)
-        self._clock.call_at(self._clock.now() + ENTROPY_WAIT_SECONDS, lambda: self._post(due))
-        return True
-
-    async def _deal_parked(self, number: int) -> None:
-        parked = self._entropy.parked
-        if parked is not None and number == self._entropy.number:
-            await self._commit(parked[1], parked[0])
 
     # --- emotes ---------------------------------------------------------------
 
@@ -687,7 +653,7 @@ class Room:
         )
 
     def _snapshot(self) -> TableSnapshot:
-        fair = self._commitments()
+        fair = self._fair.published(self.meta, self._state, self._match_no)
         return TableSnapshot(
             meta=self.meta,
             connected=self._connected(),
@@ -700,24 +666,6 @@ class Room:
             spectators=len(self._audience.spectators),
             now=self._clock.now(),
         )
-
-    def _commitments(self) -> PublishedFairness:
-        """This match's deal commitments and client seeds so far, its seed and salt once
-        over, and the upcoming deal's commitment (server.fairness, rooms/entropy.py)."""
-        state = self._state
-        received = self._entropy.received(self.meta, state, self._match_no, len(self.meta.seats))
-        key = (
-            self._match_no,
-            state.deal.deal_no,
-            state.deal.result is not None,
-            state.winners is not None,
-            received,
-        )
-        cached = self._fairness[1]
-        if self._fairness[0] != key or cached is None:
-            cached = published(self.meta, state, self._match_no, received)
-            self._fairness = (key, cached)
-        return cached
 
     def _state_update(self, seat: int, snapshot: TableSnapshot, events: list[Event]) -> StateUpdate:
         return self._audience.state_update(self._state, self._version, seat, snapshot, events)
