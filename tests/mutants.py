@@ -478,9 +478,9 @@ MUTANTS = [
     ),
     Mutant(
         "new-match-while-running",
-        "server/rooms/room.py",
-        "isinstance(request, NewMatch) and self._state.winners is None",
-        "isinstance(request, NewMatch) and self._state.winners is not None",
+        "server/rooms/gate.py",
+        "isinstance(request, NewMatch) and state.winners is None",
+        "isinstance(request, NewMatch) and state.winners is not None",
         ROOMS_TESTS,
     ),
     Mutant(

@@ -64,8 +64,8 @@ from .commands import (
 from .commit import prepare
 from .entropy import EntropyDue, GiveEntropy
 from .fair_deals import FairDeals
+from .gate import check, cleaned
 from .log import BotSpeed, NewMatch, TableMeta, TableState
-from .names import NameRefused, clean_name
 from .seat_requests import renamed, seat_change, with_bot_speed
 from .seating import (
     SeatError,
@@ -73,7 +73,6 @@ from .seating import (
     claim_open_seat,
     hand_back,
     mark_joined,
-    on_auto,
     retired_reason,
 )
 from .seats import SPECTATOR, Listener
@@ -427,28 +426,15 @@ class Room:
         if isinstance(request, AskHint):
             self._audience.hint(listener, self._state, self._version)
             return
-        if isinstance(request, Rename):
-            try:
-                request = Rename(seat=listener.seat, name=clean_name(request.name))
-            except NameRefused as exc:
-                self._refuse(listener, RoomError(RoomReason.INVALID_NAME, str(exc)))
-                return
+        try:
+            if isinstance(request, Rename):
+                request = cleaned(request, listener.seat)
+            check(request, listener.seat, self.meta, self._state)
+        except (RoomError, SeatError) as exc:
+            self._refuse(listener, exc)
+            return
         if isinstance(request, SeatRequest):
             await self._seat_request(listener, request)
-            return
-        if isinstance(request, Play | Pass) and on_auto(self.meta.seats[listener.seat]):
-            self._refuse(
-                listener,
-                SeatError(
-                    SeatReason.SEAT_ON_AUTO,
-                    "a stand-in plays this seat: say you are back first",
-                ),
-            )
-            return
-        if isinstance(request, NewMatch) and self._state.winners is None:
-            self._refuse(
-                listener, RoomError(RoomReason.MATCH_NOT_OVER, "the match is still going on")
-            )
             return
         if isinstance(request, BotSpeed):
             await self._set_bot_speed(listener, request.ms)
