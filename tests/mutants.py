@@ -666,7 +666,7 @@ MUTANTS = [
     Mutant(
         "told-without-checking-the-lease",
         "server/rooms/room.py",
-        "                await self._hold_lease()\n",
+        "                await self._lease_term.hold()\n",
         "",
         ROOMS_TESTS,
     ),

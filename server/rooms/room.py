@@ -15,10 +15,11 @@ action and its instant answers.
 The actor keeps the loop and the order of things: check, write, tell.  What an
 action becomes is ``commit.py``; the bots and their pauses ``bot_turns.py``;
 the stand-in's timers ``standin.py``; what host and seat requests and settings
-do to the meta ``seat_requests.py``; the players' seeds a deal waits for and
-the fairness each frame publishes, the room's ``FairDeals`` (``fair_deals.py``);
-who listens, and what each listener hears
-(views, hints, emotes), the room's ``Audience`` (``audience.py``).  Seat state
+do to the meta ``seat_requests.py``, and what the meta and match alone refuse
+``gate.py``; the players' seeds a deal waits for and the fairness each frame
+publishes, the room's ``FairDeals`` (``fair_deals.py``); until when its lease
+is surely held, its ``LeaseTerm`` (``lease_term.py``); who listens, and what each
+listener hears (views, hints, emotes), the room's ``Audience`` (``audience.py``).  Seat state
 lives in the table meta, which the room writes with the action that changed it
 (or alone), under the same version check.
 """
@@ -65,6 +66,7 @@ from .commit import prepare
 from .entropy import EntropyDue, GiveEntropy
 from .fair_deals import FairDeals
 from .gate import check, cleaned
+from .lease_term import LeaseTerm
 from .log import BotSpeed, NewMatch, TableMeta, TableState
 from .seat_requests import renamed, seat_change, with_bot_speed
 from .seating import (
@@ -119,9 +121,7 @@ class Room:
         "_idle_seconds",
         "_idle_timer",
         "_inbox",
-        "_lease_clock",
-        "_lease_seconds",
-        "_lease_until",
+        "_lease_term",
         "_match_no",
         "_on_closed",
         "_standin",
@@ -162,11 +162,7 @@ class Room:
         # Every write goes through this lease: once another process has taken the
         # table, the store refuses it (LeaseLost) and the room closes.
         self.lease = lease
-        self._lease_clock = lease_clock
-        self._lease_seconds = lease_seconds
-        # Until when (``lease_clock``) the lease is surely still ours: the registry moves it
-        # on with each renewal (``lease_renewed``).
-        self._lease_until = lease_until
+        self._lease_term = LeaseTerm(store, lease, lease_clock, lease_seconds, lease_until)
         self._idle_seconds = idle_seconds
         self._on_closed = on_closed
         self._clock: WallClock = clock or SystemClock()
@@ -237,7 +233,7 @@ class Room:
     def lease_renewed(self, until: float) -> None:
         """The lease is surely held until ``until`` (the lease clock): a renewal sent that
         long before it ends succeeded."""
-        self._lease_until = max(self._lease_until, until)
+        self._lease_term.renewed(until)
 
     async def wait_closed(self) -> None:
         """Return once the actor has stopped."""
@@ -272,7 +268,8 @@ class Room:
                         why = Closing.IDLE
                         break
                     continue
-                await self._hold_lease()
+                # Nothing tells a socket before the lease is surely ours (lease_term.py).
+                await self._lease_term.hold()
                 await self._handle(command)
         except (StoreError, RedisError, OSError) as exc:
             log.warning("table %s: %s; closing the room", self.id, exc)
@@ -281,21 +278,6 @@ class Room:
             log.exception("table %s: room failed", self.id)
         finally:
             self._close(why)
-
-    async def _hold_lease(self) -> None:
-        """Make sure the lease is ours before handling anything that may tell a socket.
-
-        A write checks the lease itself, but a join, a leave or a resync tells the
-        sockets without writing: a process that stalled past its lease (SIGSTOP, a
-        swapped-out host) would wake up and send them states of a table another
-        process has moved on since.  Once the lease may have run out, the room
-        renews it before going on; ``LeaseLost`` closes the room instead.
-        """
-        if self._lease_clock.now() < self._lease_until:
-            return
-        sent = self._lease_clock.now()
-        await self._store.renew(self.lease, round(self._lease_seconds * 1000))
-        self._lease_until = sent + self._lease_seconds
 
     def _close(self, why: Closing) -> None:
         self.closed = True
