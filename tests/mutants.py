@@ -333,8 +333,8 @@ MUTANTS = [
     bots(
         "unseen cards include the played ones",
         "observe.py",
-        "unseen=deck_counts(view.rules) - hand - played,",
-        "unseen=deck_counts(view.rules) - hand,",
+        "unseen=counts_of_table_deck(view.rules) - hand - played,",
+        "unseen=counts_of_table_deck(view.rules) - hand,",
     ),
     bots(
         "history forgets the last-card situation",

@@ -13,7 +13,7 @@ from ..engine.players import (
     RankDeal,
     Reading,
     counts_of_codes,
-    deck_counts,
+    counts_of_table_deck,
     move_reading,
 )
 
@@ -106,6 +106,6 @@ def observe(view: SeatView) -> Observation:
         needs_three=view.must_include is not None,
         split=view.rules.split_bombs,
         pay_immediately=pay_now,
-        unseen=deck_counts(view.rules) - hand - played,
+        unseen=counts_of_table_deck(view.rules) - hand - played,
         history=tuple(history),
     )

@@ -52,10 +52,10 @@ __all__ = [
     "count_at",
     "counts_of",
     "counts_of_codes",
+    "counts_of_deck_without",
     "counts_of_ranks",
     "counts_string",
     "counts_tuple",
-    "deck_counts",
     "highest_rank",
     "is_subset",
     "lowest_beating_top",
@@ -134,7 +134,7 @@ def counts_of_codes(codes: Collection[CardCode]) -> Counts:
 _DECKS: dict[CardCode, Counts] = {}
 
 
-def deck_counts(removed_ace: CardCode) -> Counts:
+def counts_of_deck_without(removed_ace: CardCode) -> Counts:
     """The whole deck without ``removed_ace`` (rules.removed_ace), as Counts."""
     if removed_ace not in _DECKS:
         _DECKS[removed_ace] = counts_of(deck(removed_ace))

@@ -51,14 +51,12 @@ from .combos import (
     count_at,
     counts_of,
     counts_of_codes,
+    counts_of_deck_without,
     counts_string,
     counts_tuple,
     lowest_beating_top,
     lowest_rank,
     rank_block,
-)
-from .combos import (
-    deck_counts as _deck_counts,
 )
 from .game import move_reading
 from .hints import rank_hints
@@ -98,9 +96,9 @@ __all__ = [
     "count_at",
     "counts_of",
     "counts_of_codes",
+    "counts_of_table_deck",
     "counts_string",
     "counts_tuple",
-    "deck_counts",
     "legal_plays",
     "locked_ranks",
     "lowest_beating_top",
@@ -112,6 +110,6 @@ __all__ = [
 ]
 
 
-def deck_counts(rules: Rules) -> Counts:
+def counts_of_table_deck(rules: Rules) -> Counts:
     """The whole deck of a table with ``rules``, as Counts."""
-    return _deck_counts(rules.removed_ace)
+    return counts_of_deck_without(rules.removed_ace)
