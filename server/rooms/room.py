@@ -391,7 +391,10 @@ class Room:
         if not listener.open:
             return
         if isinstance(request, SendEmote):
-            self._emote(listener, request.emote)
+            try:
+                self._audience.emote(listener, request.emote, self._clock.now())
+            except SeatError as exc:
+                self._refuse(listener, exc)
             return
         if isinstance(request, GiveEntropy):
             await self._give_entropy(listener, request)
@@ -448,10 +451,7 @@ class Room:
 
     async def _set_name(self, seat: int, name: str) -> None:
         """A seat's name is a table setting too: kept in the meta, the log unchanged."""
-        meta = renamed(self.meta, seat, name)
-        if meta != self.meta:
-            await self._store.save_meta(self.lease, self._version, meta)
-            self.meta = meta
+        await self._save_meta(renamed(self.meta, seat, name))
         self._broadcast([])
 
     async def _bot_move(self, command: BotMove) -> None:
@@ -594,14 +594,6 @@ class Room:
             await self._commit(outcome.deal[1], outcome.deal[0])
         elif outcome.new:
             self._broadcast([])
-
-    # --- emotes ---------------------------------------------------------------
-
-    def _emote(self, listener: Listener, emote: str) -> None:
-        try:
-            self._audience.emote(listener, emote, self._clock.now())
-        except SeatError as exc:
-            self._refuse(listener, exc)
 
     # --- what seats hear ------------------------------------------------------
 
