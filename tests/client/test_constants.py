@@ -14,9 +14,9 @@ import pytest
 from client_helpers import CLIENT_DIR, Live, strings
 
 from server import bots, engine
-from server.config import MAX_BOT_SPEED_MS
 from server.protocol import CloseCode
 from server.rooms.emotes import EMOTES
+from server.rooms.log import MAX_BOT_SPEED_MS
 from server.rooms.names import MAX_NAME_CHARS, NameRefused, clean_name
 from server.rooms.seating import HOST_SEAT
 
