@@ -52,6 +52,13 @@ export function connect() {
     onMessage,
     onStatus: setNet,
     onFatal: (code) => {
+      if (code === 4409) {
+        // The seat was opened in newer tabs or devices: reconnecting would push one of them
+        // out in turn, so this tab steps aside until the player reloads it.
+        setNet({ state: "replaced" });
+        toast(t("net.replaced"));
+        return;
+      }
       // The table or seat is gone (server data reset, or an invite for a finished table).
       if (app.session.watch) {
         // A dead watch link says why and stops; it never opens a table of our own.
@@ -84,6 +91,7 @@ function setNet(status) {
     els.net.hidden = state === "online";
     els.net.dataset.state = state;
     if (state === "connecting") els.netText.textContent = t("net.connecting");
+    else if (state === "replaced") els.netText.textContent = t("net.replaced");
     else if (state === "offline") {
       const s = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
       els.netText.textContent = s > 0 ? t("net.offlineRetry", { s }) : t("net.connecting");

@@ -39,7 +39,7 @@ export async function createTable(settings, playerName) {
 }
 
 // Close codes after which retrying the same seat is pointless.
-export const FATAL_CLOSE = new Set([4400, 4401, 4404]);
+export const FATAL_CLOSE = new Set([4400, 4401, 4404, 4409]);
 
 // A silent stall (the TCP connection stays open but nothing arrives) shows only as silence:
 // ping often, and give the socket up when a frame we sent has had no answer of any kind
