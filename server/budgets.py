@@ -29,21 +29,16 @@ from server.rooms.store import Redis
 
 __all__ = ["Grant", "SharedBuckets", "address_key", "global_key", "table_key"]
 
-# KEYS[1]: the bucket.  ARGV: rate (tokens/s), burst, most tokens wanted, fewest
-# accepted, now in ms ('' for Redis's TIME).  Takes min(wanted, whole tokens held)
-# when at least ``fewest`` are there, else nothing.  Returns {granted, ms until
-# ``fewest`` tokens will be there (0 when granted)}.
-_TAKE = """
-local rate = tonumber(ARGV[1])
-local burst = tonumber(ARGV[2])
-local want = tonumber(ARGV[3])
-local least = tonumber(ARGV[4])
+# Both scripts start here: ``rate`` and ``burst`` are set, the last ARGV is now in ms
+# ('' for Redis's TIME); it leaves ``now``, and ``tokens`` refilled up to ``now`` (a
+# fresh bucket is full) with ``at`` the time they were counted at.
+_REFILL = """
 local now
-if ARGV[5] == '' then
+if ARGV[#ARGV] == '' then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 else
-  now = tonumber(ARGV[5])
+  now = tonumber(ARGV[#ARGV])
 end
 local held = redis.call('HMGET', KEYS[1], 't', 'at')
 local tokens = tonumber(held[1])
@@ -57,6 +52,21 @@ if now > at then
   tokens = math.min(burst, tokens + (now - at) * rate / 1000)
   at = now
 end
+"""
+
+# KEYS[1]: the bucket.  ARGV: rate (tokens/s), burst, most tokens wanted, fewest
+# accepted, now in ms ('' for Redis's TIME).  Takes min(wanted, whole tokens held)
+# when at least ``fewest`` are there, else nothing.  Returns {granted, ms until
+# ``fewest`` tokens will be there (0 when granted)}.
+_TAKE = (
+    """
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local want = tonumber(ARGV[3])
+local least = tonumber(ARGV[4])
+"""
+    + _REFILL
+    + """
 local granted = 0
 if tokens >= least then
   granted = math.min(want, math.floor(tokens))
@@ -69,38 +79,26 @@ if granted > 0 then
 end
 return {0, math.ceil((least - tokens) * 1000 / rate)}
 """
+)
 
 # KEYS[1]: the bucket.  ARGV: rate, burst, cost, now in ms ('' for Redis's TIME).
 # Takes ``cost`` tokens even when fewer are there (a debt, at most ten bursts deep:
 # the spending was already allowed).  Returns the tokens left, in thousandths
 # (negative: the debt).
-_CHARGE = """
+_CHARGE = (
+    """
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local cost = tonumber(ARGV[3])
-local now
-if ARGV[4] == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-else
-  now = tonumber(ARGV[4])
-end
-local held = redis.call('HMGET', KEYS[1], 't', 'at')
-local tokens = tonumber(held[1])
-local at = tonumber(held[2])
-if tokens == nil or at == nil then
-  tokens = burst
-  at = now
-end
-if now > at then
-  tokens = math.min(burst, tokens + (now - at) * rate / 1000)
-  at = now
-end
+"""
+    + _REFILL
+    + """
 tokens = math.max(tokens - cost, -10 * burst)
 redis.call('HSET', KEYS[1], 't', tostring(tokens), 'at', tostring(at))
 redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) * 1000 / rate) + 1000)
 return math.floor(tokens * 1000)
 """
+)
 
 # Keys longer than this are cut: a subject (an address) comes from the network.
 _MAX_SUBJECT = 100

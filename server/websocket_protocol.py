@@ -107,11 +107,17 @@ class WebSocketProtocol(asyncio.Protocol):
         self.disconnected = True
         # A send waiting for the buffer to drain must not wait forever now.
         self.writable.set()
-        if self.close_timer is not None:
-            self.close_timer.cancel()
-            self.close_timer = None
+        self._cancel_close_timer()
         if exc is None:
             self.transport.close()
+
+    def _cancel_close_timer(self) -> bool:
+        """Stop waiting for the peer's close frame; False if nothing was waiting."""
+        if self.close_timer is None:
+            return False
+        self.close_timer.cancel()
+        self.close_timer = None
+        return True
 
     def eof_received(self) -> None:
         pass
@@ -138,9 +144,7 @@ class WebSocketProtocol(asyncio.Protocol):
     def shutdown(self) -> None:
         self.stop_keepalive()
         if self.close_sent:
-            if self.close_timer is not None:
-                self.close_timer.cancel()
-                self.close_timer = None
+            self._cancel_close_timer()
             self.transport.close()
             return
         if self.handshake_complete:
@@ -219,9 +223,7 @@ class WebSocketProtocol(asyncio.Protocol):
     def _handle_close(self) -> None:
         if self.close_sent:
             # The peer answered our close frame: the closing handshake is done.
-            if self.close_timer is not None:
-                self.close_timer.cancel()
-                self.close_timer = None
+            if self._cancel_close_timer():
                 self.transport.close()
             return
         if not self.transport.is_closing():
