@@ -29,10 +29,9 @@ RUN useradd --system --uid 10001 --home-dir /app --no-create-home \
 
 USER paodekuai
 
-# A non-editable install does not carry client/, so point at the copy above.
+# The installed package carries the client (server/webclient, built from client/ above).
 ENV PAODEKUAI_HOST=0.0.0.0 \
-    PAODEKUAI_PORT=8000 \
-    PAODEKUAI_CLIENT_DIR=/app/client
+    PAODEKUAI_PORT=8000
 
 EXPOSE 8000
 
