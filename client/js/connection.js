@@ -91,7 +91,7 @@ function setNet(status) {
     els.net.hidden = state === "online";
     els.net.dataset.state = state;
     if (state === "connecting") els.netText.textContent = t("net.connecting");
-    else if (state === "replaced") els.netText.textContent = t("net.replaced");
+    else if (state === "replaced") els.netText.textContent = t("net.replacedShort");
     else if (state === "offline") {
       const s = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
       els.netText.textContent = s > 0 ? t("net.offlineRetry", { s }) : t("net.connecting");
