@@ -35,7 +35,7 @@ from typing import Any
 
 import websockets
 
-from bench.attacks import Target
+from bench.attacks import Target, honest
 from bench.chaos import Server, next_move
 
 __all__ = ["main"]
@@ -65,37 +65,6 @@ async def fill(url: str, table: dict[str, Any], entries: int) -> int:
             if move is not None and version != acted:
                 acted = version
                 await ws.send(json.dumps(move))
-
-
-async def honest(url: str, table: dict[str, Any], seconds: float) -> list[float]:
-    """Seat 0 at a person's pace: each action timed to the first state that shows it
-    (instant bots answer in the same write, so that state may be several versions on)."""
-    latencies: list[float] = []
-    ws_url = url.replace("http://", "ws://") + "/ws"
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            async with websockets.connect(ws_url, open_timeout=10, max_size=None) as ws:
-                seat = table["seats"][0]
-                join = {"type": "join", "table": table["table"], "token": seat["token"]}
-                await ws.send(json.dumps(join))
-                pending: tuple[int, float] | None = None
-                while time.monotonic() < deadline:
-                    frame = json.loads(await asyncio.wait_for(ws.recv(), 15))
-                    if frame["type"] != "state":
-                        continue
-                    version = frame["version"]
-                    if pending is not None and version > pending[0]:
-                        latencies.append(time.monotonic() - pending[1])
-                        pending = None
-                    move = next_move(frame)
-                    if move is not None and pending is None:
-                        await asyncio.sleep(0.3)  # a person's pace, under the action limit
-                        pending = (version, time.monotonic())
-                        await ws.send(json.dumps(move))
-        except (OSError, TimeoutError, websockets.exceptions.WebSocketException):
-            await asyncio.sleep(0.2)
-    return latencies
 
 
 def flood(port: int, path: str, token: str, stop: threading.Event, counts: dict[str, int]) -> None:
@@ -139,7 +108,8 @@ def window(
     cpu_before, wall_before = cpu_seconds(server.proc.pid), time.monotonic()
     for thread in threads:
         thread.start()
-    latencies = asyncio.run(honest(server.url, honest_table, seconds))
+    # The same honest player as bench/attacks.py (refused actions are not timed).
+    latencies, _refused = asyncio.run(honest(server.url, honest_table, seconds))
     stop.set()
     for thread in threads:
         thread.join(30)
