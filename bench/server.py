@@ -83,7 +83,8 @@ def http_json(url: str, body: dict[str, Any] | None = None) -> Any:
 # Every table and socket of the bench comes from one address (127.0.0.1), and it
 # picks its seeds so runs compare: lift the per-client limits meant for the public.
 BENCH_LIMITS = [
-    "--tables-per-minute", "1000000", "--max-connections", "20000",
+    "--tables-per-minute", "1000000", "--tables-per-minute-total", "10000000",
+    "--max-connections", "20000",
     "--max-connections-per-client", "20000", "--allow-fixed-seeds", "true",
 ]  # fmt: skip
 
@@ -123,6 +124,27 @@ runpy.run_module("server", run_name="__main__", alter_sys=True)
 """
 
 
+def server_root(args: argparse.Namespace) -> Path:
+    """The checkout whose ``server`` package runs: this one, or ``--server-root``.
+
+    ``python -m server`` imports the package from its working directory first,
+    so one venv runs any checkout whose dependencies it has (``bench/ab.py``
+    serves a base commit's tree this way, played by this bench's client).
+    """
+    root = Path(args.server_root).resolve() if args.server_root else REPO_ROOT
+    if not (root / "server" / "__main__.py").is_file():
+        raise SystemExit(f"--server-root {root}: no server package there")
+    return root
+
+
+def table_request(args: argparse.Namespace, seed: int) -> dict[str, Any]:
+    """The ``POST /api/tables`` body of a bench table: one human and two bots at 0 ms, or
+    (``--humans 3``) three scripted humans and no bot, so no bot's CPU is in the figures."""
+    if args.humans == 3:
+        return {"humans": 3, "bots": [], "turn_seconds": 0, "deals": 10, "seed": seed}
+    return {"bot_speed_ms": 0, "bots": [args.bot_level] * 2, "deals": 10, "seed": seed}
+
+
 def start_server(
     port: int, data_dir: Path, log_path: Path, args: argparse.Namespace
 ) -> subprocess.Popen[bytes]:
@@ -137,10 +159,11 @@ def start_server(
         launcher = ["-c", _GC_PROBE_LAUNCHER, str(Path(args.gc_probe).resolve())]
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(
-            [sys.executable, *launcher, "serve", "--host", "127.0.0.1",
+            [args.server_python or sys.executable, *launcher, "serve", "--host", "127.0.0.1",
              "--port", str(port), "--data-dir", str(data_dir), "--log-level", "warning",
              *BENCH_LIMITS],
-            cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            cwd=server_root(args), env=env, stdin=subprocess.DEVNULL, stdout=log,
+            stderr=subprocess.STDOUT,
         )  # fmt: skip
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -164,6 +187,7 @@ async def play_table(
     think: float,
     run: TableRun,
     rng: random.Random,
+    seat: int = 0,
 ) -> None:
     """One scripted human: act on every new version where it is our move.
 
@@ -172,7 +196,7 @@ async def play_table(
     millisecond every second would measure a burst no real table sees.
     """
     try:
-        await _play_table(ws_url, table, stop_at, max_actions, think, run, rng)
+        await _play_table(ws_url, table, stop_at, max_actions, think, run, rng, seat)
     except websockets.ConnectionClosed as exc:
         code = exc.rcvd.code if exc.rcvd is not None else 1006
         run.errors.append(f"closed:{code}")
@@ -214,10 +238,11 @@ async def _play_table(
     think: float,
     run: TableRun,
     rng: random.Random,
+    seat: int,
 ) -> None:
     loop = asyncio.get_running_loop()
     async with websockets.connect(ws_url, max_size=None) as ws:
-        token = table["seats"][0]["token"]
+        token = table["seats"][seat]["token"]
         await ws.send(_write({"type": "join", "table": table["table"], "token": token}))
         acted_at = -1
         sent_at: float | None = None
@@ -237,6 +262,8 @@ async def _play_table(
                         sent_at = None
                     if version <= acted_at:
                         continue
+                    if view.result is not None and seat != 0:
+                        continue  # the next deal is seat 0's to ask for, as a host's
                     if view.result is not None:
                         kind = "new_match" if view.match_over else "next_deal"
                         message: dict[str, Any] = {"type": kind, "version": version}
@@ -502,15 +529,42 @@ async def warm_up(args: argparse.Namespace, base: str) -> None:
     table = await asyncio.to_thread(
         http_json,
         f"{base}/api/tables",
-        {"bot_speed_ms": 0, "bots": [args.bot_level] * 2, "deals": 10, "seed": 999},
+        table_request(args, 999),
     )
-    run = TableRun()
     ws_url = base.replace("http://", "ws://") + "/ws"
     stop_at = asyncio.get_running_loop().time() + 60
-    # A brisk player, within the per-socket rate limit.
-    await play_table(ws_url, table, stop_at, args.warmup_actions, 0.1, run, random.Random(-1))
-    if run.errors:
-        raise SystemExit(f"the warm-up table failed: {run.errors}")
+    runs = [TableRun() for _ in range(args.humans)]
+    # Brisk players, within the per-socket rate limit; the first to reach its count
+    # ends the warm-up (the others would wait for its moves).
+    players = [
+        asyncio.create_task(
+            play_table(
+                ws_url, table, stop_at, args.warmup_actions, 0.1, run, random.Random(-1 - s), s
+            )
+        )
+        for s, run in enumerate(runs)
+    ]
+    await asyncio.wait(players, return_when=asyncio.FIRST_COMPLETED)
+    for player in players:
+        player.cancel()
+    await asyncio.gather(*players, return_exceptions=True)
+    errors = [e for run in runs for e in run.errors]
+    if errors:
+        raise SystemExit(f"the warm-up table failed: {errors}")
+
+
+async def create_tables(args: argparse.Namespace, base: str) -> list[dict[str, Any]]:
+    """``args.tables`` tables, seeds 1000, 1001, ..., created a few requests at a time
+    (one at a time, a thousand tables took half a minute before any play)."""
+    gate = asyncio.Semaphore(8)
+
+    async def create(i: int) -> dict[str, Any]:
+        async with gate:
+            body = table_request(args, 1000 + i)
+            table: dict[str, Any] = await asyncio.to_thread(http_json, f"{base}/api/tables", body)
+            return table
+
+    return list(await asyncio.gather(*(create(i) for i in range(args.tables))))
 
 
 async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]:
@@ -519,15 +573,10 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     redis = redis_pid(pid)
     if args.tracemalloc:
         await dump_tracemalloc(pid, Path(f"{args.tracemalloc}.1"))
-    tables = [
-        await asyncio.to_thread(
-            http_json,
-            f"{base}/api/tables",
-            {"bot_speed_ms": 0, "bots": [args.bot_level] * 2, "deals": 10, "seed": 1000 + i},
-        )
-        for i in range(args.tables)
-    ]
-    runs = [TableRun() for _ in tables]
+    tables = await create_tables(args, base)
+    # One scripted human per human seat (seat 0 alone unless --humans 3).
+    players = [(t, seat) for t in tables for seat in range(args.humans)]
+    runs = [TableRun() for _ in players]
     rss_created = rss_bytes(pid)
     loop = asyncio.get_running_loop()
     before = await asyncio.to_thread(Sample, base, pid, redis)
@@ -538,10 +587,10 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     tasks = [
         asyncio.create_task(
             play_table(
-                ws_url, t, stop_at, args.max_actions, args.think_ms / 1000, r, random.Random(i)
+                ws_url, t, stop_at, args.max_actions, args.think_ms / 1000, r, random.Random(i), s
             )
         )
-        for i, (t, r) in enumerate(zip(tables, runs, strict=True))
+        for i, ((t, s), r) in enumerate(zip(players, runs, strict=True))
     ]
     # Memory once every table has joined and shown its first state, before the shared
     # caches and the matches grow: what a table costs by itself.
@@ -581,6 +630,7 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     bot_cpu = after.usage["bot_cpu_seconds"] - before.usage["bot_cpu_seconds"]
     return {
         "tables": args.tables,
+        "humans": args.humans,
         "play_window": window,
         "warmup_actions": args.warmup_actions,
         "seconds": round(elapsed, 1),
@@ -641,6 +691,24 @@ def main(argv: list[str] | None = None) -> int:
         help="the scripted human's pause before each action (0: flat out, measures capacity)",
     )
     parser.add_argument("--bot-level", default="normal", choices=["easy", "normal", "strong"])
+    parser.add_argument(
+        "--humans",
+        type=int,
+        default=1,
+        choices=[1, 3],
+        help="scripted humans per table: 1 (with two bots) or 3 (no bot: the server's CPU "
+        "without any bot's)",
+    )
+    parser.add_argument(
+        "--server-root",
+        metavar="PATH",
+        help="run the server of another checkout (same venv), e.g. a base commit's worktree",
+    )
+    parser.add_argument(
+        "--server-python",
+        metavar="PATH",
+        help="the interpreter that runs the server (default: this one), e.g. another venv's",
+    )
     parser.add_argument(
         "--warmup-actions",
         type=int,
@@ -708,8 +776,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {result['machine']}, {result['event_loop']}; load average "
           f"{result['load_before']} before, {result['load_after']} after; speed "
           f"{result['machine_deals_per_s']} engine deals/s before, after")  # fmt: skip
-    print(f"tables: {result['tables']} (1 scripted human thinking {args.think_ms:g} ms "
-          f"+ 2 {args.bot_level} bots at 0 ms each)")  # fmt: skip
+    seats = (
+        f"1 scripted human thinking {args.think_ms:g} ms + 2 {args.bot_level} bots at 0 ms"
+        if args.humans == 1
+        else f"3 scripted humans thinking {args.think_ms:g} ms, no bot"
+    )
+    print(f"tables: {result['tables']} ({seats} each)")  # fmt: skip
     print(f"played: {result['seconds']} s, {result['actions']} accepted actions "
           f"({result['human_actions']} timed human actions)")  # fmt: skip
     print(f"actions/s: {result['actions_per_s']}")
