@@ -167,8 +167,14 @@ def create_app(
             store,
             registry,
             node,
-            SeatLimits(clients.tables, rate, 2 * rate),
-            SharedBuckets(clients.tables),
+            # Budgets share the tables' group commit: one write a turn, not a round trip each.
+            SeatLimits(
+                clients.tables,
+                rate,
+                2 * rate,
+                buckets=SharedBuckets(clients.tables, run=store.run_script),
+            ),
+            SharedBuckets(clients.tables, run=store.run_script),
         )
         # Exposed for operators' tooling and tests; the app itself goes through ``holder``.
         app.state.store = store

@@ -312,7 +312,12 @@ class TableStore:
         raw_meta, raw_log = found
         return _meta_decoder.decode(raw_meta), [_entry_decoder.decode(r) for r in raw_log]
 
-    def _call(self, script: Any, keys: list[Any], args: list[Any]) -> Awaitable[Any]:
+    def run_script(self, script: Any, keys: Sequence[Any], args: Sequence[Any]) -> Awaitable[Any]:
+        """``script``'s answer to await, sharing the group commit with the tables' own calls
+        (``server.budgets`` books each seat's actions this way)."""
+        return self._call(script, keys, args)
+
+    def _call(self, script: Any, keys: Sequence[Any], args: Sequence[Any]) -> Awaitable[Any]:
         """``script``'s answer to await: queued on the group commit where Redis is a single
         node (no task of its own), else a call of its own."""
         if self._batch is not None:
