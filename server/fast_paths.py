@@ -10,18 +10,77 @@ server, a test client say).
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Callable
 
 from websockets.protocol import State
 from websockets.server import ServerProtocol
 
-__all__ = ["DirectReceive", "DirectText", "FrameSink", "FrameTaker", "frame_taker", "text_sender"]
+__all__ = [
+    "COALESCE_MAX_BYTES",
+    "DirectReceive",
+    "DirectText",
+    "FrameSink",
+    "FrameTaker",
+    "WriteBatch",
+    "frame_taker",
+    "text_sender",
+    "write_batch",
+]
+
+# Bytes of frames one socket may hold unwritten until the end of a loop turn; past
+# this its frames go to the transport at once (whose high-water mark then pauses the
+# sender as before).  uvicorn's transports pause above 64 KiB.
+COALESCE_MAX_BYTES = 64 * 1024
 
 # Where a game socket's messages go when they are handed over at once: the text of a
 # text message (bytes when it is not UTF-8), or a binary message's bytes.
 FrameSink = Callable[[str | bytes], None]
 # Names the sink of a game socket's messages (None: back to ASGI ``receive``).
 FrameTaker = Callable[[FrameSink | None], None]
+
+
+class WriteBatch:
+    """The sockets of one event loop holding frames not yet written to their transports.
+
+    A room tells every socket of a table in one go, and a socket may get several
+    frames in one turn of the loop (a state and an answer, the frames of forwarded
+    tables...): each frame's bytes stay in the socket's protocol buffer, and one
+    callback at the end of the turn writes each socket's bytes in one
+    ``transport.write`` (one system call instead of one per frame).  Anything else
+    that writes to the socket (ping, close, ASGI ``send``) takes the protocol's
+    whole buffer first, so frames keep their order.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._held: list[DirectText] = []
+        # Frames handed over and transport writes made (for tests and diagnostics).
+        self.frames = 0
+        self.writes = 0
+
+    def hold(self, socket: DirectText) -> None:
+        if not self._held:
+            self._loop.call_soon(self.flush)
+        self._held.append(socket)
+
+    def flush(self) -> None:
+        held, self._held = self._held, []
+        for socket in held:
+            self.writes += socket.write_held()
+
+
+_BATCHES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, WriteBatch] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def write_batch(loop: asyncio.AbstractEventLoop) -> WriteBatch:
+    """The ``WriteBatch`` of ``loop`` (one per loop: a test may run several servers)."""
+    batch = _BATCHES.get(loop)
+    if batch is None:
+        batch = _BATCHES[loop] = WriteBatch(loop)
+    return batch
 
 
 class DirectText:
@@ -38,11 +97,15 @@ class DirectText:
 
     conn: ServerProtocol
     transport: asyncio.Transport
+    loop: asyncio.AbstractEventLoop
     writable: asyncio.Event
     handshake_complete: bool
     close_sent: bool
     disconnected: bool
     initial_response: tuple[int, list[tuple[str, str]], bytes] | None
+    # Bytes of frames in the protocol's buffer waiting for the end of the turn.
+    _held_bytes = 0
+    _batch: WriteBatch | None = None
 
     def send_text_now(self, text: str) -> bool:
         """Write ``text`` as one text frame now; False when it must go the awaitable way."""
@@ -56,9 +119,28 @@ class DirectText:
             or self.transport.is_closing()
         ):
             return False
-        self.conn.send_text(text.encode())
-        self.transport.write(b"".join(self.conn.data_to_send()))
+        data = text.encode()
+        self.conn.send_text(data)
+        batch = self._batch
+        if batch is None:
+            batch = self._batch = write_batch(self.loop)
+        batch.frames += 1
+        if self._held_bytes == 0:
+            batch.hold(self)
+        self._held_bytes += len(data)
+        if self._held_bytes >= COALESCE_MAX_BYTES:
+            batch.writes += self.write_held()
         return True
+
+    def write_held(self) -> int:
+        """Write the frames held since the last write in one ``transport.write``; the
+        writes made (0 when another path took them first, or the socket closed)."""
+        self._held_bytes = 0
+        output = self.conn.data_to_send()
+        if not output or self.transport.is_closing():
+            return 0
+        self.transport.write(b"".join(output))
+        return 1
 
 
 def text_sender(send: object) -> Callable[[str], bool] | None:
