@@ -21,7 +21,8 @@ default b9f181a: main when issue 25 began) is a ``git worktree`` made under
 interpreter when the two trees' ``pyproject.toml`` name the same dependencies;
 otherwise (or with ``--base-venv``) under a venv made in the base tree.
 
-Per run: server CPU per accepted action without the bots' thinking ("the
+Per run (``--steady``: counted once every table has joined, so a thousand joins are
+not in the figures): server CPU per accepted action without the bots' thinking ("the
 rest": ``bench/server.py`` times each bot decision on its thread and subtracts
 it), the bots' own, p99 latency from a human's action to the state showing it,
 accepted actions per second.  ``--humans 1`` tables are one scripted human and
@@ -135,7 +136,7 @@ def base_python(tree: Path, force_venv: bool) -> str:
 def run_bench(side: Side, tables: int, humans: int, args: argparse.Namespace) -> Run:
     """One ``bench/server.py`` run of ``side``; a failed run is reported, not fatal."""
     command = [
-        sys.executable, str(BENCH), "--json",
+        sys.executable, str(BENCH), "--json", "--steady",
         "--tables", str(tables), "--humans", str(humans),
         "--duration", str(args.duration), "--think-ms", str(args.think_ms),
         "--server-root", str(side.root), "--server-python", side.python,

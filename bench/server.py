@@ -49,6 +49,8 @@ class TableRun:
     latencies: list[float] = field(default_factory=list)
     human_actions: int = 0
     errors: list[str] = field(default_factory=list)
+    # Latencies before this index are not counted (--steady: taken while tables joined).
+    counted_from: int = 0
     # Set when its first state arrives.
     joined: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -553,6 +555,18 @@ async def warm_up(args: argparse.Namespace, base: str) -> None:
         raise SystemExit(f"the warm-up table failed: {errors}")
 
 
+async def steady_start(
+    base: str, pid: int, redis: int | None, runs: list[TableRun], window: list[float]
+) -> tuple[Sample, float]:
+    """``--steady``: the figures count from now, once every table has joined (or half
+    the duration has gone by), so a thousand joins' CPU and waits are not in them."""
+    for run in runs:
+        run.counted_from = len(run.latencies)
+    window[0] = time.monotonic()
+    sample = await asyncio.to_thread(Sample, base, pid, redis)
+    return sample, asyncio.get_running_loop().time()
+
+
 async def create_tables(args: argparse.Namespace, base: str) -> list[dict[str, Any]]:
     """``args.tables`` tables, seeds 1000, 1001, ..., created a few requests at a time
     (one at a time, a thousand tables took half a minute before any play)."""
@@ -582,7 +596,7 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     before = await asyncio.to_thread(Sample, base, pid, redis)
     started = loop.time()
     window = [time.monotonic()]
-    stop_at = started + args.duration
+    stop_at = started + args.duration * (1.5 if args.steady else 1.0)
     ws_url = base.replace("http://", "ws://") + "/ws"
     tasks = [
         asyncio.create_task(
@@ -597,6 +611,8 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(asyncio.gather(*(r.joined.wait() for r in runs)), args.duration / 2)
     rss_joined = rss_bytes(pid)
+    if args.steady:
+        before, started = await steady_start(base, pid, redis, runs, window)
     if args.tracemalloc:
         await dump_tracemalloc(pid, Path(f"{args.tracemalloc}.2"))
     profiler = None
@@ -616,7 +632,7 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     elapsed = loop.time() - started
     if profiler is not None:
         await asyncio.to_thread(profiler.wait, 60)
-    latencies = sorted(lat for r in runs for lat in r.latencies)
+    latencies = sorted(lat for r in runs for lat in r.latencies[r.counted_from :])
     errors = [e for r in runs for e in r.errors]
     # The memos every table shares count once: estimate their bytes from their entries.
     per_entry = await asyncio.to_thread(memo_bytes_per_entry)
@@ -698,6 +714,12 @@ def main(argv: list[str] | None = None) -> int:
         choices=[1, 3],
         help="scripted humans per table: 1 (with two bots) or 3 (no bot: the server's CPU "
         "without any bot's)",
+    )
+    parser.add_argument(
+        "--steady",
+        action="store_true",
+        help="count CPU, actions and latencies only once every table has joined (the "
+        "play lasts up to 1.5 x --duration so that at least --duration is counted)",
     )
     parser.add_argument(
         "--server-root",
