@@ -173,6 +173,7 @@ def create_app(
                 rate,
                 2 * rate,
                 buckets=SharedBuckets(clients.tables, run=store.run_script),
+                run=store.run_script,
             ),
             SharedBuckets(clients.tables, run=store.run_script),
         )

@@ -47,7 +47,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from server.budgets import SharedBuckets, table_key
+from server.budgets import ScriptRunner, SharedBuckets, table_key
 from server.errors import ServerError
 from server.ratelimit import RateLimiter
 from server.rooms.store import Redis
@@ -86,6 +86,10 @@ local wait = math.min(tonumber(ARGV[2]), tonumber(ARGV[1]) * 2 ^ math.min(n - 1,
 redis.call('SET', KEYS[2], n, 'PX', math.floor(wait))
 return math.floor(wait)
 """
+
+
+# KEYS[1]: a back-off marker.  Its time to live in ms (negative: none).
+_WAIT_LEFT = "return redis.call('PTTL', KEYS[1])"
 
 
 class FloodReason(StrEnum):
@@ -129,6 +133,7 @@ class SeatLimits:
         *,
         clock: Callable[[], float] = time.monotonic,
         buckets: SharedBuckets | None = None,
+        run: ScriptRunner | None = None,
     ) -> None:
         if rate <= 0 or burst < 1:
             raise ValueError("seat limits need rate > 0 and burst >= 1")
@@ -142,6 +147,10 @@ class SeatLimits:
         self._local = RateLimiter(rate, burst, clock=clock)
         self._degraded_until = 0.0
         self._flooded = redis.register_script(_FLOODED)
+        self._wait_left = redis.register_script(_WAIT_LEFT)
+        # Where the join's back-off read goes (the group commit, from the app): a
+        # thousand sockets joining at once must not queue for the connection pool.
+        self._run = run
         # Bookings in flight: kept so they are not collected mid-way, awaited in ``settled``.
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -213,7 +222,11 @@ class SeatLimits:
         """Let a seat join, or ``FloodBackoff`` while it is backing off after floods.
         Redis down: no back-off (the join fails on the table anyway)."""
         try:
-            left = int(await self._redis.pttl(table_key(table_id, f"flood-wait:{seat}")))
+            key = table_key(table_id, f"flood-wait:{seat}")
+            if self._run is not None:
+                left = int(await self._run(self._wait_left, [key], []))
+            else:
+                left = int(await self._redis.pttl(key))
         except (RedisError, OSError):
             left = 0
         if left > 0:

@@ -166,6 +166,10 @@ return {fence, ''}
 # KEYS: meta, log, fence.  ARGV: ttl seconds.  {} when gone, else {meta, {entries}};
 # a load keeps the table at least ``ttl`` more (never less than it had): only play
 # makes it live longer than that.
+# KEYS[1]: any key.  Its value (nil if none): a plain GET that can ride the group commit
+# (a thousand sockets joining at once each read their table's meta).
+_GET = "return redis.call('GET', KEYS[1])"
+
 _LOAD = """
 local meta = redis.call('GET', KEYS[1])
 if not meta then
@@ -257,6 +261,7 @@ class TableStore:
         self._renew = redis.register_script(_RENEW)
         self._release = redis.register_script(_RELEASE)
         self._load = redis.register_script(_LOAD)
+        self._get = redis.register_script(_GET)
         self._reserve = redis.register_script(_RESERVE)
         # Every script call of every table of this process (appends, loads, leases)
         # shares pipelines (see group_commit); on Redis Cluster each table's slot may
@@ -299,7 +304,7 @@ class TableStore:
 
     async def load_meta(self, table_id: str) -> TableMeta | None:
         """The table's meta alone (None if Redis has no such table)."""
-        raw = await self._redis.get(_key(table_id, "meta"))
+        raw = await self._call(self._get, [_key(table_id, "meta")], [])
         return None if raw is None else _meta_decoder.decode(raw)
 
     async def load(self, table_id: str) -> tuple[TableMeta, list[LogEntry]] | None:

@@ -12,6 +12,7 @@ import redis.asyncio as aioredis
 from server.budgets import SharedBuckets, table_key
 from server.rooms.group_commit import GroupCommit
 from server.rooms.store import TableStore
+from server.seat_limits import FloodBackoff, SeatLimits
 
 
 class Clock:
@@ -66,5 +67,33 @@ async def test_many_seats_bookings_of_one_turn_go_out_in_one_write(
         assert left == [9.0] * 50
         assert store._batch is not None
         assert store._batch.pipelines == before + 1
+    finally:
+        await store.aclose()
+
+
+async def test_a_flooded_seats_back_off_is_read_through_the_group_commit(
+    client: aioredis.Redis,
+) -> None:
+    batch = GroupCommit(client)
+    try:
+        limits = SeatLimits(client, 5, 10, run=batch.run)
+        await limits.admit("grouped-table", 1)  # no back-off yet
+        read = batch.pipelines
+        assert read >= 1
+        limits.flooded("grouped-table", 1)
+        await limits.settled()
+        with pytest.raises(FloodBackoff):
+            await limits.admit("grouped-table", 1)
+        assert batch.pipelines > read
+    finally:
+        await batch.aclose()
+
+
+async def test_a_tables_meta_is_read_through_the_group_commit(client: aioredis.Redis) -> None:
+    store = TableStore(client, 3600)
+    try:
+        assert await store.load_meta("no-such-table") is None
+        assert store._batch is not None
+        assert store._batch.pipelines >= 1
     finally:
         await store.aclose()
