@@ -267,12 +267,17 @@ class TableStore:
         # shares pipelines (see group_commit); on Redis Cluster each table's slot may
         # live on another node, so they go alone.
         self._batch = GroupCommit(redis) if isinstance(redis, aioredis.Redis) else None
+        # ``run_script``'s calls (seat budgets, a join's reads) batch the same way on a
+        # connection of their own: Redis reads 16 KB of a connection per turn of its
+        # loop, and the tables' appends must not queue behind a thousand bookings.
+        self._side_batch = GroupCommit(redis) if isinstance(redis, aioredis.Redis) else None
 
     async def aclose(self) -> None:
         """Close the group commit's connection (the Redis client is the caller's to close);
         script calls not yet answered fail."""
-        if self._batch is not None:
-            await self._batch.aclose()
+        for batch in (self._batch, self._side_batch):
+            if batch is not None:
+                await batch.aclose()
 
     async def ping(self) -> bool:
         """Whether Redis answers (never raises)."""
@@ -304,7 +309,7 @@ class TableStore:
 
     async def load_meta(self, table_id: str) -> TableMeta | None:
         """The table's meta alone (None if Redis has no such table)."""
-        raw = await self._call(self._get, [_key(table_id, "meta")], [])
+        raw = await self.run_script(self._get, [_key(table_id, "meta")], [])
         return None if raw is None else _meta_decoder.decode(raw)
 
     async def load(self, table_id: str) -> tuple[TableMeta, list[LogEntry]] | None:
@@ -318,9 +323,11 @@ class TableStore:
         return _meta_decoder.decode(raw_meta), [_entry_decoder.decode(r) for r in raw_log]
 
     def run_script(self, script: Any, keys: Sequence[Any], args: Sequence[Any]) -> Awaitable[Any]:
-        """``script``'s answer to await, sharing the group commit with the tables' own calls
-        (``server.budgets`` books each seat's actions this way)."""
-        return self._call(script, keys, args)
+        """``script``'s answer to await, batched as the tables' own calls are but on a group
+        commit of its own (``server.budgets`` books each seat's actions this way)."""
+        if self._side_batch is not None:
+            return self._side_batch.submit(script, keys, args)
+        return cast(Awaitable[Any], script(keys=keys, args=args))
 
     def _call(self, script: Any, keys: Sequence[Any], args: Sequence[Any]) -> Awaitable[Any]:
         """``script``'s answer to await: queued on the group commit where Redis is a single

@@ -62,11 +62,11 @@ async def test_many_seats_bookings_of_one_turn_go_out_in_one_write(
         buckets = SharedBuckets(client, clock=Clock(), run=store.run_script)
         await buckets.charge(table_key("warm", "actions:0"), 5, 10, 1)  # connects
         keys = [table_key(f"t{n}", "actions:0") for n in range(50)]
-        before = store._batch.pipelines if store._batch is not None else -1
+        before = store._side_batch.pipelines if store._side_batch is not None else -1
         left = await asyncio.gather(*(buckets.charge(key, 5, 10, 1) for key in keys))
         assert left == [9.0] * 50
-        assert store._batch is not None
-        assert store._batch.pipelines == before + 1
+        assert store._side_batch is not None
+        assert store._side_batch.pipelines == before + 1
     finally:
         await store.aclose()
 
@@ -93,7 +93,7 @@ async def test_a_tables_meta_is_read_through_the_group_commit(client: aioredis.R
     store = TableStore(client, 3600)
     try:
         assert await store.load_meta("no-such-table") is None
-        assert store._batch is not None
-        assert store._batch.pipelines >= 1
+        assert store._side_batch is not None
+        assert store._side_batch.pipelines >= 1
     finally:
         await store.aclose()
