@@ -164,6 +164,24 @@ def _num(value: float | None, unit: str = "") -> str:
     return text + (f" {unit}" if unit else "")
 
 
+REST = "server_cpu_ms_per_action_excluding_bots"
+BOTS = "bot_cpu_ms_per_action"
+
+
+def machine_corrected(a: Run, b: Run) -> float | None:
+    """The CPU-without-bots ratio divided by the bots' own ratio.
+
+    The bots run the same code on both sides, so their CPU per action moves only
+    with the machine (another tenant's burst, a colder cache): on a busy host
+    that ratio is the pair's control, and dividing by it takes out what the
+    minute did to both.  None without bots (``--humans 3``).
+    """
+    rest, bots = ratio(a.figure(REST), b.figure(REST)), ratio(a.figure(BOTS), b.figure(BOTS))
+    if rest is None or bots is None or (a.figure(BOTS) or 0) < 0.01:
+        return None
+    return rest / bots
+
+
 def describe_pair(index: int, first: str, a: Run, b: Run) -> str:
     """One line: the pair's figures, A then B, their ratio, each run's load average."""
     if a.result is None or b.result is None:
@@ -176,6 +194,9 @@ def describe_pair(index: int, first: str, a: Run, b: Run) -> str:
         parts.append(
             f"{label} {_num(fa)} / {_num(fb, unit)} (B/A {'-' if r is None else f'{r:.2f}'})"
         )
+    corrected = machine_corrected(a, b)
+    if corrected is not None:
+        parts.append(f"without bots / bots {corrected:.2f}")
     errors = f"; errors A {a.result['errors']} B {b.result['errors']}"
     speed = (
         f"engine deals/s A {a.result['machine_deals_per_s']} B {b.result['machine_deals_per_s']}"
@@ -196,6 +217,12 @@ def summarise(pairs: list[tuple[Run, Run]]) -> str:
                 f"{label} B/A median {statistics.median(ratios):.2f} "
                 f"({min(ratios):.2f}-{max(ratios):.2f})"
             )
+    corrected = [r for a, b in pairs if (r := machine_corrected(a, b)) is not None]
+    if corrected:
+        parts.append(
+            f"(CPU without bots B/A) / (bots' B/A) median {statistics.median(corrected):.2f} "
+            f"({min(corrected):.2f}-{max(corrected):.2f})"
+        )
     return "  ratios over the pairs: " + ("; ".join(parts) if parts else "none (runs failed)")
 
 
