@@ -42,6 +42,7 @@ import argparse
 import json
 import math
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -73,6 +74,8 @@ class Side:
     name: str
     root: Path
     python: str
+    # More arguments for this side's runs of bench/server.py.
+    extra: tuple[str, ...] = ()
 
 
 @dataclass
@@ -133,13 +136,22 @@ def base_python(tree: Path, force_venv: bool) -> str:
     return str(python)
 
 
+def base_extra(args: argparse.Namespace) -> tuple[str, ...]:
+    """The base side's extra bench arguments: ``--bench-args-a``, and whole state frames
+    when this bench's client can take deltas (a base from before them has none)."""
+    extra = shlex.split(args.bench_args_a)
+    if '"--frames"' in BENCH.read_text() and "--frames" not in extra:
+        extra += ["--frames", "full"]
+    return tuple(extra)
+
+
 def run_bench(side: Side, tables: int, humans: int, args: argparse.Namespace) -> Run:
     """One ``bench/server.py`` run of ``side``; a failed run is reported, not fatal."""
     command = [
         sys.executable, str(BENCH), "--json", "--steady",
         "--tables", str(tables), "--humans", str(humans),
         "--duration", str(args.duration), "--think-ms", str(args.think_ms),
-        "--server-root", str(side.root), "--server-python", side.python,
+        "--server-root", str(side.root), "--server-python", side.python, *side.extra,
     ]  # fmt: skip
     load = os.getloadavg()[0]
     timeout = 300 + 3 * args.duration + tables / 10
@@ -360,6 +372,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="one pair at each table count, 10 s runs, capacity (if asked) in 2 probes: "
         "a check that the harness and both sides work, in under five minutes",
     )
+    parser.add_argument(
+        "--bench-args-a",
+        default="",
+        help="more bench/server.py arguments for A's runs (e.g. '--frames full', added by "
+        "itself when the bench has that option)",
+    )
+    parser.add_argument("--bench-args-b", default="", help="the same for B's runs")
     parser.add_argument("--json", metavar="PATH", help="also write every run's figures to PATH")
     return parser
 
@@ -372,13 +391,13 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("--humans takes 1 and/or 3; --pairs at least 1")
     started = time.monotonic()
     tree = base_tree(args.base)
-    base = Side("A", tree, base_python(tree, args.base_venv))
-    head = Side("B", REPO_ROOT, sys.executable)
+    base = Side("A", tree, base_python(tree, args.base_venv), base_extra(args))
+    head = Side("B", REPO_ROOT, sys.executable, tuple(shlex.split(args.bench_args_b)))
     describe = {
         side.name: git("log", "-1", "--format=%h %s", cwd=side.root) for side in (base, head)
     }
     dirty = git("status", "--porcelain", "--untracked-files=no")
-    print(f"A (base): {base.root} at {describe['A'][:70]}")
+    print(f"A (base): {base.root} at {describe['A'][:70]} {' '.join(base.extra)}")
     print(
         f"B (this): {head.root} at {describe['B'][:70]}{' + uncommitted changes' if dirty else ''}"
     )
