@@ -432,7 +432,16 @@ class _Link(asyncio.Protocol):
         """Follow the batch packed in ``out`` (the calls pending from ``first`` on) with
         a WAIT that holds their answers back (``redis_failover.ReplicaAck``)."""
         batch = islice(self.pending, first, None)
-        self._expect(_Call(None, (), (), ack.gate(out, batch, self._loop)))
+        waited = ack.gate(out, batch, self._loop)
+        waited.add_done_callback(self._replicas_answered)
+        self._expect(_Call(None, (), (), waited))
+
+    def _replicas_answered(self, waited: asyncio.Future[Any]) -> None:
+        # Too few replicas: this node may have been replaced by a promoted replica while
+        # it was cut off (a failover it never heard of).  Ask again where the primary is.
+        ack = self._owner.replica_ack
+        if ack is not None and not ack.acknowledged(waited):
+            self._retire()
 
     def _expect(self, call: _Call) -> None:
         if not self.pending:

@@ -19,7 +19,10 @@
   perhaps nowhere else, so its fate is unknown, exactly as when the connection
   is lost after sending it.  The room then closes without telling anyone of the
   action (its sockets reconnect and get whatever Redis holds), so no client is
-  ever told of an action that only one Redis node has.
+  ever told of an action that only one Redis node has.  The connection is
+  dropped too: a primary whose replicas stopped answering may be one that was
+  cut off and replaced (the sentinels promoted a replica it never heard of), so
+  the next connection asks again where the primary is.
 
 Why one WAIT covers a whole batch: WAIT counts replicas that have acknowledged
 the connection's latest write, and a connection's commands run in order, so
@@ -98,6 +101,12 @@ class ReplicaAck:
         waited.add_done_callback(lambda done: self._settle(done, held))
         return waited
 
+    def acknowledged(self, waited: asyncio.Future[Any]) -> bool:
+        """Whether WAIT's answer ``waited`` counts enough replicas."""
+        if waited.cancelled() or waited.exception() is not None:
+            return False
+        return int(waited.result()) >= self.replicas
+
     def _settle(
         self,
         waited: asyncio.Future[Any],
@@ -108,7 +117,7 @@ class ReplicaAck:
             failure = ConnectionError("the replica acknowledgement was cancelled")
         elif waited.exception() is not None:
             failure = waited.exception()
-        elif int(waited.result()) < self.replicas:
+        elif not self.acknowledged(waited):
             failure = ReplicaAckTimeout(
                 f"{waited.result()} of {self.replicas} replicas acknowledged the write "
                 f"within {self.timeout_ms} ms"
