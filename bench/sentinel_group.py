@@ -17,6 +17,7 @@ import functools
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +43,10 @@ def _free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
 
 
 def _role(port: int) -> str:
@@ -265,5 +270,7 @@ class SentinelGroup:
                 argv,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                preexec_fn=exit_with_parent(signal.SIGKILL),
+                # Tied to the forking thread: only from the main one (restarts run in
+                # worker threads, and are stopped by ``stop`` like the rest).
+                preexec_fn=exit_with_parent(signal.SIGKILL) if _main_thread() else None,
             )
