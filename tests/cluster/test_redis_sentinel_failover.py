@@ -71,9 +71,11 @@ async def test_play_survives_the_redis_primary_killed_again_and_again(
 ) -> None:
     server = server_process(
         redis_url=sentinel_group.url,
-        args=["--redis-replica-acks", "2", "--redis-replica-ack-timeout", "1s"]
-        # The scripted players act at once, faster than a person may (rate_limited).
-        + ["--actions-per-second", "1000"],
+        args=[
+            *("--redis-replica-acks", "2", "--redis-replica-ack-timeout", "1s"),
+            # The scripted players act at once, faster than a person may (rate_limited).
+            *("--actions-per-second", "1000"),
+        ],
     )
     table = create_table(server.url, humans=2, bots=["easy"], bot_speed_ms=20, deals=10)
     tid, tokens = table["table"], {s["seat"]: s["token"] for s in table["seats"]}
