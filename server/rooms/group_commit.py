@@ -54,6 +54,7 @@ from typing import Any, cast
 import hiredis
 import redis.asyncio as aioredis
 from redis.asyncio.connection import AbstractConnection, SSLConnection, UnixDomainSocketConnection
+from redis.asyncio.sentinel import SentinelManagedConnection
 from redis.commands.core import AsyncScript
 from redis.exceptions import (
     AuthenticationError,
@@ -285,6 +286,8 @@ async def _handshake(settings: AbstractConnection) -> list[tuple[Any, ...]]:
 
 
 def _address(settings: AbstractConnection) -> str:
+    if isinstance(settings, SentinelManagedConnection):
+        return f"the primary of {settings.connection_pool.service_name!r} (Sentinel)"
     if isinstance(settings, UnixDomainSocketConnection):
         return settings.path
     return f"{getattr(settings, 'host', '?')}:{getattr(settings, 'port', '?')}"

@@ -17,10 +17,12 @@ from pathlib import Path
 import pytest
 import redis
 import redis.asyncio as aioredis
+from redis.exceptions import RedisError
 from room_helpers import STORE_TTL_SECONDS, lease_of, new_table
 
 from bench.sentinel_group import SentinelGroup
 from server.engine import Pass
+from server.rooms.group_commit import GroupCommit
 from server.rooms.redis_failover import ReplicaAck, ReplicaAckTimeout
 from server.rooms.store import TableStore
 
@@ -128,3 +130,52 @@ def test_a_replica_acknowledgement_needs_at_least_one_replica_and_a_timeout() ->
         ReplicaAck(0, 100)
     with pytest.raises(ValueError, match="timeout_ms >= 1"):
         ReplicaAck(1, 0)
+
+
+def group_commit_connection(port: int, name: str) -> int:
+    """The client id of the one connection called ``name`` on the node at ``port``."""
+    client = redis.Redis(port=port)
+    try:
+        ids = [c["id"] for c in client.client_list() if c["name"] == name]
+    finally:
+        client.close()
+    assert len(ids) == 1, ids
+    return int(ids[0])
+
+
+def make_replica(port: int, of: int | None) -> None:
+    client = redis.Redis(port=port)
+    try:
+        if of is None:
+            client.replicaof("NO", "ONE")
+        else:
+            client.replicaof("127.0.0.1", of)
+    finally:
+        client.close()
+
+
+async def test_a_connection_whose_node_was_made_a_replica_is_dropped_for_a_new_one(
+    pair: SentinelGroup,
+) -> None:
+    primary, replica = pair.node_ports
+    name = "pdk-group-commit"
+    client = aioredis.from_url(f"redis://127.0.0.1:{primary}/0?client_name={name}")
+    count = client.register_script("return redis.call('INCR', KEYS[1])")
+    group = GroupCommit(client)
+    try:
+        assert await group.run(count, ["calls"], []) == 1
+        before = group_commit_connection(primary, name)
+        # A failover the connection never heard of: its node is a replica now (Sentinel
+        # would kill its clients; a managed endpoint or a partition may not).
+        make_replica(replica, None)
+        make_replica(primary, replica)
+        with pytest.raises(RedisError, match="READONLY"):
+            await group.run(count, ["calls"], [])
+        # The node is primary again, but the connection that heard READONLY is gone:
+        # the next call opened a new one (which, behind Sentinel, asks where to go).
+        make_replica(primary, None)
+        await group.run(count, ["calls"], [])
+        assert group_commit_connection(primary, name) != before
+    finally:
+        await group.aclose()
+        await client.aclose()
