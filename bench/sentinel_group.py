@@ -184,6 +184,25 @@ class SentinelGroup:
         _until(promoted, "the sentinels promoted a replica", timeout)
         return found[-1]
 
+    def pause_replicas(self) -> None:
+        """SIGSTOP every node but the primary and close the primary's links to them:
+        the primary's later writes reach no replica (what a replica that lags or is
+        cut off misses; data already sent would still be read from its socket)."""
+        primary = self.primary()
+        for port, process in self._nodes.items():
+            if port != primary:
+                process.send_signal(signal.SIGSTOP)
+        client = redis.Redis(port=primary)
+        try:
+            client.client_kill_filter(_type="replica")
+        finally:
+            client.close()
+
+    def resume_replicas(self) -> None:
+        """SIGCONT every node (``pause_replicas`` undone)."""
+        for process in self._nodes.values():
+            process.send_signal(signal.SIGCONT)
+
     def restart(self, port: int) -> None:
         """Start the killed node on ``port`` again, as a replica of the current primary."""
         self._start_node(port, self.primary())

@@ -7,9 +7,13 @@ and a ``paodekuai serve`` given the ``redis+sentinel://`` URL and
 told of it, so whichever one the sentinels promote has it (with one of two,
 Sentinel might promote the one that lags).  After each kill the sentinels promote a replica,
 the killed node comes back as a replica of the new primary, and play must go on
-within 10 s of the kill (a bounded wait that fails the test, not a timing).  At
-the end every action a player was told of must be in the log, once, in order
-(``check_told_against_log``, the audit of the cluster tests).
+within 10 s of the kill (a bounded wait that fails the test, not a timing).
+Before each kill the replicas are stopped (SIGSTOP) until the primary has taken
+a write they lack, as a lagging replica would.  At the end every action a player
+was told of must be in the log, once, in order, and no player may have seen a
+version go back (``check_told_against_log``, the audit of the cluster tests):
+without the acknowledgement the players hear of that last write, the promoted
+replica does not have it, and a player sees the table go back a version.
 """
 
 from __future__ import annotations
@@ -87,8 +91,17 @@ async def test_play_survives_the_redis_primary_killed_again_and_again(
         for _ in range(KILLS):
             # Sentinel itself needs a moment between failovers (bench.sentinel_group).
             await asyncio.to_thread(sentinel_group.wait_settled)
-            told = max(p.version for p in players)
-            old = await asyncio.to_thread(sentinel_group.kill_primary)
+            # The replicas fall behind (stopped), and the primary takes a write they do
+            # not have; then it dies.  Without the acknowledgement the players would
+            # already have been told of that write, which the promoted replica lacks.
+            stored = await asyncio.to_thread(log_length, sentinel_group, tid)
+            await asyncio.to_thread(sentinel_group.pause_replicas)
+            try:
+                await version_reaches(sentinel_group, tid, stored + 1, 60.0)
+                told = max(p.version for p in players)
+                old = await asyncio.to_thread(sentinel_group.kill_primary)
+            finally:
+                await asyncio.to_thread(sentinel_group.resume_replicas)
             # Bounded from the kill: failover, the killed node's return and the server's
             # reconnection all have to fit in it.
             resumed = asyncio.create_task(
