@@ -15,7 +15,13 @@ table's stored log has gone past the last version its player was told before
 the kill ("resume").  After every kill, and at the end, the stored logs are
 audited exactly as ``bench/chaos.py`` does: lost actions (a version a client saw
 that the log does not reach), diverged states (a view the log does not give at
-that version), leaked cards.
+that version), leaked cards.  Since the players and bots are deterministic, an
+action lost in a failover is often played again identically and those checks
+cannot see it; so right after each kill, before any promotion, the bench also
+counts the versions players were told that no replica holds
+(``told_not_on_any_replica``).  ``--lag`` cuts the replicas off before each kill
+until the primary has taken a write they lack (``SentinelGroup.pause_replicas``),
+as a replica that lags or is cut off would.
 
 ``cost``: the same group without sentinels (a plain URL to the primary), no
 kills; interleaved pairs of runs with the acknowledgement off (0) and on
@@ -114,6 +120,7 @@ async def kills(args: argparse.Namespace) -> dict[str, Any]:
     failovers: list[float] = []
     audit = Audit()
     tables: list[Seen] = []
+    told_lost = 0
     started = time.monotonic()
     try:
         await asyncio.to_thread(group.start)
@@ -130,9 +137,24 @@ async def kills(args: argparse.Namespace) -> dict[str, Any]:
                 for kill in range(args.kills):
                     await asyncio.to_thread(group.wait_settled)
                     await asyncio.sleep(random.uniform(args.min_gap, args.max_gap))
-                    told = [_told(t) for t in tables]
-                    old = await asyncio.to_thread(group.kill_primary)
+                    if args.lag:
+                        # The replicas are cut off until the primary takes a write they
+                        # lack (a lagging replica); what the players hear of it may be lost.
+                        stored = await _stored_lengths(group, tables) or []
+                        await asyncio.to_thread(group.pause_replicas)
+                        try:
+                            await _primary_moved_on(group, tables, sum(stored))
+                            told = [_told(t) for t in tables]
+                            old = await asyncio.to_thread(group.kill_primary)
+                        finally:
+                            await asyncio.to_thread(group.resume_replicas)
+                    else:
+                        told = [_told(t) for t in tables]
+                        old = await asyncio.to_thread(group.kill_primary)
                     down = time.monotonic()
+                    # Before any promotion: the most any replica holds of each table.
+                    held = await asyncio.to_thread(_replica_lengths, group, old, tables)
+                    told_lost += sum(max(0, t - h) for t, h in zip(told, held, strict=True))
                     await asyncio.to_thread(group.wait_failover, old)
                     failovers.append(time.monotonic() - down)
                     await asyncio.to_thread(group.restart, old)
@@ -177,6 +199,8 @@ async def kills(args: argparse.Namespace) -> dict[str, Any]:
         "failover_max_s": round(max(failovers), 2) if failovers else None,
         "resume_p50_s": _quantile(resumes, 0.5),
         "resume_max_s": round(max(resumes), 2) if resumes else None,
+        "lag": args.lag,
+        "told_not_on_any_replica": told_lost,
         "lost": audit.lost,
         "diverged": audit.diverged,
         "leaks": audit.leaks,
@@ -185,6 +209,33 @@ async def kills(args: argparse.Namespace) -> dict[str, Any]:
         "load": os.getloadavg(),
         "workdir": str(workdir),
     }
+
+
+async def _primary_moved_on(group: SentinelGroup, tables: list[Seen], stored: int) -> None:
+    """Return once the primary holds more entries, over all tables, than ``stored``."""
+    while True:
+        now = await _stored_lengths(group, tables)
+        if now is not None and sum(now) > stored:
+            return
+        await asyncio.sleep(0.01)
+
+
+def _replica_lengths(group: SentinelGroup, dead: int, tables: list[Seen]) -> list[int]:
+    """Each table's longest log on any live node (all replicas while the primary is dead):
+    whichever one Sentinel promotes holds at most this."""
+    best = [0] * len(tables)
+    for port in group.node_ports:
+        if port == dead:
+            continue
+        client = redis.Redis(port=port, socket_timeout=5)
+        try:
+            lengths = [int(client.llen(f"pdk:{{{t.table}}}:log")) for t in tables]
+        except (redis.RedisError, OSError):
+            continue
+        finally:
+            client.close()
+        best = [max(b, n) for b, n in zip(best, lengths, strict=True)]
+    return best
 
 
 def _quantile(values: list[float], q: float) -> float | None:
@@ -348,6 +399,11 @@ def main(argv: list[str] | None = None) -> int:
     kill.add_argument("--acks", type=int, default=2, help="--redis-replica-acks of the server")
     kill.add_argument("--min-gap", type=float, default=0.5, help="seconds of play between kills")
     kill.add_argument("--max-gap", type=float, default=2.0)
+    kill.add_argument(
+        "--lag",
+        action="store_true",
+        help="before each kill, cut the replicas off until the primary takes a write they lack",
+    )
     kill.add_argument("--seed", type=int, default=1)
     kill.add_argument("--keep", action="store_true", help="keep the logs and data dirs")
     price = modes.add_parser("cost", help="replica acknowledgement off vs on, interleaved")
@@ -361,7 +417,8 @@ def main(argv: list[str] | None = None) -> int:
     result = asyncio.run(kills(args) if args.mode == "kills" else cost(args))
     print(json.dumps(result, indent=2))
     if args.mode == "kills":
-        return 1 if result["lost"] or result["diverged"] or result["leaks"] else 0
+        bad = result["lost"] or result["diverged"] or result["leaks"]
+        return 1 if bad or result["told_not_on_any_replica"] else 0
     return 0
 
 
