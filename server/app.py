@@ -44,6 +44,7 @@ from server.origins import HostAllowList, host_header, origin_allowed
 from server.rooms import tables
 from server.rooms.history import HistoryCache, PageOutOfRange
 from server.rooms.names import NameRefused
+from server.rooms.redis_failover import ReplicaAck
 from server.rooms.registry import DEFAULT_IDLE_SECONDS, Registry
 from server.rooms.store import Redis, StoreError, TableStore, TooManyTables
 from server.rooms.tables import CreateTableRequest, TableLifetime
@@ -112,6 +113,14 @@ def _too_many(grant: Grant, message: str) -> _Json:
     return _error(429, "rate_limited", f"{message} in {wait}s", headers={"Retry-After": str(wait)})
 
 
+def replica_ack(settings: Settings) -> ReplicaAck | None:
+    """The store's replica acknowledgement (``--redis-replica-acks``), None when off."""
+    if not settings.redis_replica_acks:
+        return None
+    timeout_ms = max(1, round(settings.redis_replica_ack_timeout_seconds * 1000))
+    return ReplicaAck(settings.redis_replica_acks, timeout_ms)
+
+
 def create_app(
     settings: Settings, redis_url: str, *, idle_seconds: float = DEFAULT_IDLE_SECONDS
 ) -> Starlette:
@@ -143,7 +152,12 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         clients = await connect(redis_url)
-        store = TableStore(clients.tables, settings.table_ttl_seconds, ttl_for=lifetime.seconds)
+        store = TableStore(
+            clients.tables,
+            settings.table_ttl_seconds,
+            ttl_for=lifetime.seconds,
+            replica_ack=replica_ack(settings),
+        )
         registry = Registry(
             store,
             idle_seconds=idle_seconds,

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from server.errors import ServerError
+from server.redis_sentinel import SENTINEL_SCHEMES, parse_sentinel_url
 
 __all__ = [
     "DEFAULT_CLIENT_DIR",
@@ -52,7 +53,7 @@ DEFAULT_CLIENT_DIR = (
     else Path(__file__).resolve().parent.parent / "client"
 )
 
-_REDIS_SCHEMES = ("redis", "rediss", "unix")
+_REDIS_SCHEMES = ("redis", "rediss", "unix", *SENTINEL_SCHEMES)
 _MIN_TTL_SECONDS = 60
 _MAX_FRAME_BYTES = 16 * 1024 * 1024
 # Below half a second a busy event loop could miss renewals; above a minute
@@ -143,6 +144,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     unjoined_table_ttl_seconds: int = 600
     table_ttl_per_action_seconds: int = 3600
     admin_token: str | None = None
+    # Redis failover (server.rooms.redis_failover, docs/operations.md "Redis itself"):
+    # replicas that must hold a write before anyone is told of it (WAIT), and how long
+    # to wait for them before the write counts as failed.
+    redis_replica_acks: int = 0
+    redis_replica_ack_timeout_seconds: float = 1.0
 
     def __post_init__(self) -> None:
         if not self.host.strip():
@@ -200,6 +206,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
                 "client_ip_header",
                 f"client IP header must be a header name, not {self.client_ip_header!r}",
             )
+        if self.redis_replica_acks and self.redis_url is None:
+            raise ConfigError(
+                ConfigReason.BAD_VALUE,
+                "redis_replica_acks",
+                "the embedded Redis has no replicas: replica acknowledgements need --redis-url",
+            )
 
     @property
     def embedded_redis(self) -> bool:
@@ -231,6 +243,8 @@ _RANGES: tuple[tuple[str, float, float], ...] = (
     ("tables_per_minute_total", 1, 10_000_000),
     ("unjoined_table_ttl_seconds", 60, 7 * 24 * 3600),
     ("table_ttl_per_action_seconds", 0, 7 * 24 * 3600),
+    ("redis_replica_acks", 0, 16),
+    ("redis_replica_ack_timeout_seconds", 0.01, 60),
 )
 # Guessing a token this long by trying is hopeless (``secrets.token_urlsafe(24)`` is 32).
 _MIN_ADMIN_TOKEN_CHARS = 24
@@ -268,6 +282,12 @@ def _check_redis_url(url: str) -> None:
             f"Redis URL must start with {', '.join(s + '://' for s in _REDIS_SCHEMES)}; "
             f"got {url!r}",
         )
+    if parts.scheme in SENTINEL_SCHEMES:
+        try:
+            parse_sentinel_url(url)
+        except ValueError as exc:
+            raise ConfigError(ConfigReason.BAD_REDIS_URL, "redis_url", str(exc)) from None
+        return
     if parts.scheme == "unix" and not parts.path:
         raise ConfigError(
             ConfigReason.BAD_REDIS_URL, "redis_url", f"unix Redis URL has no socket path: {url!r}"
@@ -355,7 +375,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("port", "--port", "PAODEKUAI_PORT", "PORT", _parse_int,
            "TCP port for HTTP and WebSocket"),
     Option("redis_url", "--redis-url", "PAODEKUAI_REDIS_URL", "URL", _parse_optional_text,
-           "external Redis (redis://host:6379/0, rediss://..., unix:///path.sock); "
+           "external Redis (redis://host:6379/0, rediss://..., unix:///path.sock, "
+           "redis+sentinel://host:26379,host:26379/service/0); "
            "unset: run the embedded Redis in the data dir"),
     Option("data_dir", "--data-dir", "PAODEKUAI_DATA_DIR", "DIR", _parse_path,
            "where the embedded Redis keeps its append-only file, socket and log"),
@@ -436,6 +457,12 @@ OPTIONS: tuple[Option, ...] = (
            _parse_optional_text, "bearer token of the operator's HTTP routes (deleting "
            "tables, /healthz details, /api/usage); unset: those routes are off. Prefer "
            "the environment variable: a flag shows in the process list"),
+    Option("redis_replica_acks", "--redis-replica-acks", "PAODEKUAI_REDIS_REPLICA_ACKS", "N",
+           _parse_int, "replicas that must hold each write before anyone is told of it "
+           "(Redis WAIT; 0: the primary alone, as with a single Redis)"),
+    Option("redis_replica_ack_timeout_seconds", "--redis-replica-ack-timeout",
+           "PAODEKUAI_REDIS_REPLICA_ACK_TIMEOUT", "SECONDS", _parse_seconds,
+           "how long a write waits for those replicas (1, 500ms) before it counts as failed"),
 )  # fmt: skip
 
 

@@ -773,9 +773,16 @@ MUTANTS = [
     Mutant(
         "store-create-overwrites",
         "server/rooms/store.py",
-        "ex=self._ttl_for(0), nx=True",
-        "ex=self._ttl_for(0)",
+        "return bool(await self._redis.set(key, value, ex=ttl, nx=True))",
+        "return bool(await self._redis.set(key, value, ex=ttl))",
         ROOMS_TESTS,
+    ),
+    Mutant(
+        "replica-ack-ignores-a-short-wait",
+        "server/rooms/redis_failover.py",
+        "        elif not self.acknowledged(waited):\n",
+        "        elif False:\n",
+        ["tests/rooms/test_redis_failover.py"],
     ),
     Mutant(
         "tables-any-preset",

@@ -25,6 +25,7 @@ LAYERS: list[dict[str, tuple[str, ...]]] = [
             "server.ratelimit",
             "server.origins",
             "server.redis_embedded",
+            "server.redis_sentinel",
             "server.proxies",
             "server.operator_access",
             "server.log_redaction",

@@ -48,11 +48,13 @@ import asyncio
 import socket
 from collections import deque
 from collections.abc import Iterable, Sequence
+from itertools import islice
 from typing import Any, cast
 
 import hiredis
 import redis.asyncio as aioredis
 from redis.asyncio.connection import AbstractConnection, SSLConnection, UnixDomainSocketConnection
+from redis.asyncio.sentinel import SentinelManagedConnection
 from redis.commands.core import AsyncScript
 from redis.exceptions import (
     AuthenticationError,
@@ -67,6 +69,8 @@ from redis.exceptions import (
     ResponseError,
     TimeoutError,
 )
+
+from .redis_failover import ReplicaAck, demoted, primary_address
 
 __all__ = ["MAX_BATCH", "MAX_OUTSTANDING", "GroupCommit", "pack_commands"]
 
@@ -134,8 +138,10 @@ class _Call:
 class GroupCommit:
     """Runs Lua scripts for many callers, batched and pipelined on one connection."""
 
-    def __init__(self, redis: aioredis.Redis) -> None:
+    def __init__(self, redis: aioredis.Redis, replica_ack: ReplicaAck | None = None) -> None:
         pool = redis.connection_pool
+        # WAIT after each batch, answers held until it says the replicas have them.
+        self.replica_ack = replica_ack
         # Never connected: read for its settings (address, TLS context, credentials,
         # database, timeouts), parsed from the URL exactly as the pool's are.
         self._settings: AbstractConnection = pool.connection_class(**pool.connection_kwargs)
@@ -247,8 +253,7 @@ class GroupCommit:
         if isinstance(settings, UnixDomainSocketConnection):
             await loop.create_unix_connection(lambda: link, settings.path)
             return
-        host: str = getattr(settings, "host", "localhost")
-        port = int(getattr(settings, "port", 6379))
+        host, port = await primary_address(settings)
         tls = settings.ssl_context.get() if isinstance(settings, SSLConnection) else None
         await loop.create_connection(lambda: link, host, port, ssl=tls)
         sock = link.transport.get_extra_info("socket") if link.transport else None
@@ -281,6 +286,8 @@ async def _handshake(settings: AbstractConnection) -> list[tuple[Any, ...]]:
 
 
 def _address(settings: AbstractConnection) -> str:
+    if isinstance(settings, SentinelManagedConnection):
+        return f"the primary of {settings.connection_pool.service_name!r} (Sentinel)"
     if isinstance(settings, UnixDomainSocketConnection):
         return settings.path
     return f"{getattr(settings, 'host', '?')}:{getattr(settings, 'port', '?')}"
@@ -308,6 +315,8 @@ class _Link(asyncio.Protocol):
         self.pending: deque[_Call] = deque()
         self._paused = False
         self._failed = False
+        # Told it is a replica now: no new calls, closed once its replies are in.
+        self._retired = False
         # When a reply last arrived, or the first pending call was written.
         self._progress = 0.0
         self._watchdog: asyncio.TimerHandle | None = None
@@ -339,6 +348,7 @@ class _Link(asyncio.Protocol):
         reader.feed(data)
         pending = self.pending
         resend: list[_Call] = []
+        replica = False
         try:
             while (reply := reader.gets()) is not _MORE:
                 if not pending:
@@ -346,6 +356,7 @@ class _Link(asyncio.Protocol):
                 call = pending.popleft()
                 answer = call.answer
                 if isinstance(reply, Exception):
+                    replica = replica or demoted(reply)
                     if isinstance(reply, NoScriptError) and call.script and not call.with_body:
                         call.with_body = True
                         resend.append(call)
@@ -361,6 +372,8 @@ class _Link(asyncio.Protocol):
         if resend:
             # They ran nothing: first in line again, as they were queued before the rest.
             owner._queued.extendleft(reversed(resend))
+        if replica or self._retired:
+            self._retire()
         if owner._queued and owner._link is self:
             owner._schedule_flush()
 
@@ -389,6 +402,7 @@ class _Link(asyncio.Protocol):
             if room <= 0:
                 return  # the next replies make room (data_received flushes again)
             out = bytearray()
+            first = len(self.pending)
             for _ in range(min(len(queued), MAX_BATCH, room)):
                 call = queued.popleft()
                 start = len(out)
@@ -401,8 +415,36 @@ class _Link(asyncio.Protocol):
                     continue
                 self._expect(call)
             if out:
+                if owner.replica_ack is not None:
+                    self._replica_barrier(owner.replica_ack, out, first)
                 transport.write(out)
                 owner.pipelines += 1
+
+    def _retire(self) -> None:
+        """A failover made this node a replica: new calls open a connection to whatever
+        is primary now (``redis_failover``); this one only reads the replies still due."""
+        owner = self._owner
+        self._retired = True
+        if owner._link is self:
+            owner._link = None
+            owner._schedule_flush()
+        if not self.pending:
+            self.fail(ConnectionError("Redis is a replica now (failover)"))
+
+    def _replica_barrier(self, ack: ReplicaAck, out: bytearray, first: int) -> None:
+        """Follow the batch packed in ``out`` (the calls pending from ``first`` on) with
+        a WAIT that holds their answers back (``redis_failover.ReplicaAck``)."""
+        batch = islice(self.pending, first, None)
+        waited = ack.gate(out, batch, self._loop)
+        waited.add_done_callback(self._replicas_answered)
+        self._expect(_Call(None, (), (), waited))
+
+    def _replicas_answered(self, waited: asyncio.Future[Any]) -> None:
+        # Too few replicas: this node may have been replaced by a promoted replica while
+        # it was cut off (a failover it never heard of).  Ask again where the primary is.
+        ack = self._owner.replica_ack
+        if ack is not None and not ack.acknowledged(waited):
+            self._retire()
 
     def _expect(self, call: _Call) -> None:
         if not self.pending:

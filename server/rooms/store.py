@@ -23,7 +23,9 @@ holding the same number could never fork a table.
 On a single Redis (not Cluster) the script calls of all tables (appends, loads,
 lease acquisitions and renewals) go out together, one pipeline per Redis fsync
 (``group_commit``); each still waits for its own reply, so nothing is
-acknowledged before Redis holds it.
+acknowledged before Redis holds it.  With a ``ReplicaAck`` nothing is acknowledged
+before that many replicas hold it too (``redis_failover``): a Redis failover then
+loses no action a player was told of.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from server import metrics
 
 from .group_commit import GroupCommit
 from .log import LogEntry, TableMeta
+from .redis_failover import ReplicaAck, ReplicaAckTimeout
 
 __all__ = [
     "TABLE_INDEX_KEY",
@@ -249,9 +252,17 @@ class TableStore:
     """Tables in Redis: meta, log, lease and fence; every write is fenced and versioned."""
 
     def __init__(
-        self, redis: Redis, ttl_seconds: int, *, ttl_for: Callable[[int], int] | None = None
+        self,
+        redis: Redis,
+        ttl_seconds: int,
+        *,
+        ttl_for: Callable[[int], int] | None = None,
+        replica_ack: ReplicaAck | None = None,
     ) -> None:
+        if replica_ack is not None and not isinstance(redis, aioredis.Redis):
+            raise StoreError("replica acknowledgement needs one primary (plain or Sentinel)")
         self._redis = redis
+        self._replica_ack = replica_ack
         self._ttl = ttl_seconds
         # A table's expiry at each version (``rooms.tables.TableLifetime``); the
         # fence outlives it at ``ttl_seconds``.
@@ -266,10 +277,11 @@ class TableStore:
         # Every script call of every table of this process (appends, loads, leases)
         # shares pipelines (see group_commit); on Redis Cluster each table's slot may
         # live on another node, so they go alone.
-        self._batch = GroupCommit(redis) if isinstance(redis, aioredis.Redis) else None
+        self._batch = GroupCommit(redis, replica_ack) if isinstance(redis, aioredis.Redis) else None
         # ``run_script``'s calls (seat budgets, a join's reads) batch the same way on a
         # connection of their own: Redis reads 16 KB of a connection per turn of its
         # loop, and the tables' appends must not queue behind a thousand bookings.
+        # Budgets and reads tell nobody of an action, so they wait for no replica.
         self._side_batch = GroupCommit(redis) if isinstance(redis, aioredis.Redis) else None
 
     async def aclose(self) -> None:
@@ -299,13 +311,26 @@ class TableStore:
             args: list[Any] = [now, now + self._ttl_for(0), max_tables, meta.id]
             if not int(await self._call(self._reserve, keys, args)):
                 raise TooManyTables(f"the server already holds {max_tables} tables")
-        created = await self._redis.set(
-            _key(meta.id, "meta"), _encoder.encode(meta), ex=self._ttl_for(0), nx=True
-        )
+        created = await self._create_meta(meta)
         if not created:
             if max_tables is not None:
                 await self._redis.zrem(TABLE_INDEX_KEY, meta.id)
             raise StoreError(f"table {meta.id} already exists")
+
+    async def _create_meta(self, meta: TableMeta) -> bool:
+        """SET NX of the new meta; with a replica acknowledgement, answered only once
+        the replicas hold it (WAIT on the same connection, after it)."""
+        key, value, ttl = _key(meta.id, "meta"), _encoder.encode(meta), self._ttl_for(0)
+        ack = self._replica_ack
+        if ack is None:
+            return bool(await self._redis.set(key, value, ex=ttl, nx=True))
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.set(key, value, ex=ttl, nx=True)
+            pipe.execute_command("WAIT", ack.replicas, ack.timeout_ms)
+            created, acked = await pipe.execute()
+        if int(acked) < ack.replicas:
+            raise ReplicaAckTimeout(f"{acked} of {ack.replicas} replicas hold table {meta.id}")
+        return bool(created)
 
     async def load_meta(self, table_id: str) -> TableMeta | None:
         """The table's meta alone (None if Redis has no such table)."""
