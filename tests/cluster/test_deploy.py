@@ -58,12 +58,18 @@ def test_compose_runs_redis_three_app_replicas_and_a_pinned_proxy_on_one_port() 
     ]
     assert apps == ["app1", "app2", "app3"]
     published = {name: s["ports"] for name, s in services.items() if s.get("ports")}
-    assert published == {"proxy": ["8000:8000"]}
-    for name in ("redis", "proxy"):
+    # Port 8000 for everyone without DOMAIN; https on 80/443 with it (deploy/Caddyfile).
+    assert published == {
+        "https": ["80:80", "443:443", "443:443/udp"],
+        "proxy": ["${DOMAIN:+127.0.0.1:}8000:8000"],
+    }
+    assert services["https"]["scale"] == "0${DOMAIN:+1}"
+    for name in ("redis", "proxy", "https"):
         # Pinned: a version with at least a minor number, never "latest".
         assert re.fullmatch(r"[a-z]+:\d+\.\d+(\.\d+)?", services[name]["image"]), services[name]
+    # Two upstream blocks (any request; game sockets by table), each every replica once.
     upstreams = re.findall(r"server (app\d+:\d+)", proxy_config_path().read_text())
-    assert upstreams == [f"{app}:8000" for app in apps]
+    assert upstreams == [f"{app}:8000" for app in apps] * 2
     for app in apps:
         assert services[app]["environment"]["PAODEKUAI_REDIS_URL"] == "redis://redis:6379/0"
 
