@@ -74,6 +74,9 @@ class Report:
     requests: int = 0
     request_errors: int = 0
     returned_seconds: float | None = None
+    last_version: int = 0
+    sockets: int = 0
+    endings: dict[str, int] = field(default_factory=dict)
     lost: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
@@ -91,6 +94,8 @@ class Report:
             f"restarted replica had traffic after: "
             f"{'-' if returned is None else f'{returned:.2f} s'}",
             f"lost actions: {len(self.lost)}",
+            f"last version told: {self.last_version} (over {self.sockets} sockets)",
+            f"socket endings and error frames: {json.dumps(self.endings, sort_keys=True)}",
             *(f"FAIL: {failure}" for failure in self.failures),
             "result: " + ("FAIL" if self.failures else "ok"),
         ]
@@ -175,13 +180,26 @@ class Player:
         self.table = table
         self.token = token
         self.seat = seat
-        self.told: list[tuple[float, int]] = []  # (when, version)
+        self.told: list[tuple[float, int, int]] = []  # (when, version, socket number)
         self.lost: list[str] = []
         self.sockets = 0
+        # How the sockets ended: close code, error reason or exception, counted.
+        self.endings: dict[str, int] = {}
+
+    def _ended(self, why: str) -> None:
+        self.endings[why] = self.endings.get(why, 0) + 1
 
     @property
     def version(self) -> int:
         return self.told[-1][1] if self.told else 0
+
+    def resumed_at(self, version: int, socket_at_kill: int) -> float:
+        """When the first version past ``version`` was told on a socket opened after
+        the kill (a frame the dead owner had sent before it died is no resumption),
+        or on the same socket if it lived on (it was on another replica)."""
+        later = [when for when, v, sock in self.told if v > version and sock > socket_at_kill]
+        same = [when for when, v, sock in self.told if v > version]
+        return min(later) if later else min(same)
 
     async def run(self) -> None:
         url = f"{self.stack.ws_url}?table={self.table}"
@@ -199,25 +217,40 @@ class Player:
                     await ws.send(json.dumps({"type": "join", "table": self.table,
                                               "token": self.token}))  # fmt: skip
                     await self._play(ws)
-            except (WebSocketException, OSError, TimeoutError):
-                pass
+                self._ended(f"closed {ws.close_code}")
+            except (WebSocketException, OSError, TimeoutError) as error:
+                self._ended(type(error).__name__)
             await asyncio.sleep(0.2)
 
     async def _play(self, ws: Any) -> None:
-        acted_at = -1
+        pinger = asyncio.create_task(self._ping(ws))
+        try:
+            await self._read(ws)
+        finally:
+            pinger.cancel()
+
+    async def _ping(self, ws: Any) -> None:
         while True:
             await ws.send(json.dumps({"type": "ping"}))
+            await asyncio.sleep(PING_SECONDS)
+
+    async def _read(self, ws: Any) -> None:
+        acted_at = -1
+        while True:
             try:
                 raw = await asyncio.wait_for(ws.recv(), SILENT_SECONDS)
             except TimeoutError:
-                return  # silent: given up, as the browser does
+                self._ended("silent")
+                return  # no answer to the pings: given up, as the browser does
             frame = json.loads(raw)
+            if frame.get("type") == "error":
+                self._ended(f"error {frame.get('code')}")
             if frame.get("type") != "state":
                 continue
             version: int = frame["version"]
             if version < self.version:
                 self.lost.append(f"told version {self.version}, then {version}")
-            self.told.append((time.monotonic(), version))
+            self.told.append((time.monotonic(), version, self.sockets))
             view = frame["view"]
             if version == acted_at and frame["events"]:
                 continue
@@ -321,14 +354,15 @@ async def run(args: argparse.Namespace) -> Report:
         report.owner = owner
         tasks.append(asyncio.create_task(Prober(stack, table, report).run()))
         report.version_at_kill = player.version
+        socket_at_kill = player.sockets
         killed_at = time.monotonic()
         kill = subprocess.run(fill(args.kill_cmd, owner), shell=True, check=False)
         if kill.returncode != 0:
             raise SmokeError(f"--kill-cmd exited with {kill.returncode}")
         if await player.until_version(report.version_at_kill + 1, args.guard):
-            resumed = next(t for t, v in player.told if v > report.version_at_kill)
-            report.play_resumed_seconds = resumed - killed_at
             await player.until_version(report.version_at_kill + ACTIONS_AFTER)
+            resumed = player.resumed_at(report.version_at_kill, socket_at_kill)
+            report.play_resumed_seconds = resumed - killed_at
         else:
             report.failures.append(f"play did not go on within {args.guard:.0f} s")
         await asyncio.sleep(max(0.0, killed_at + PROBE_AFTER_KILL_SECONDS - time.monotonic()))
@@ -346,6 +380,8 @@ async def run(args: argparse.Namespace) -> Report:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
     report.lost = player.lost
+    report.last_version, report.sockets = player.version, player.sockets
+    report.endings = player.endings
     if player.lost:
         report.failures.append(f"actions lost: {'; '.join(player.lost)}")
     if report.slowest_request_seconds > args.stall:
