@@ -93,9 +93,9 @@ class Report:
             f"slowest proxied request: {self.slowest_request_seconds:.3f} s"
             f" ({self.slowest_request})",
             f"proxied requests: {self.requests} ({self.request_errors} answered with an error)",
-            f"restarted replica had traffic after: "
-            f"{'-' if returned is None else f'{returned:.2f} s'}"
-            f" (after --restart-cmd, which took {self.restart_took:.2f} s)",
+            "restarted replica had traffic after: "
+            + ("-" if returned is None else f"{returned:.2f} s")
+            + (f" (--restart-cmd took {self.restart_took:.2f} s)" if self.restart_took else ""),
             f"lost actions: {len(self.lost)}",
             f"last version told: {self.last_version} (over {self.sockets} sockets)",
             f"socket endings and error frames: {json.dumps(self.endings, sort_keys=True)}",
@@ -331,6 +331,10 @@ def owner_of(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]
     return grown[0]
 
 
+def shell(command: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(command, shell=True, check=False)
+
+
 def fill(command: str, process: str) -> str:
     host, pid, _ = process.rsplit("-", 2)
     return command.format(host=shlex.quote(host), pid=pid, process=shlex.quote(process))
@@ -360,7 +364,7 @@ async def run(args: argparse.Namespace) -> Report:
         report.version_at_kill = player.version
         socket_at_kill = player.sockets
         killed_at = time.monotonic()
-        kill = subprocess.run(fill(args.kill_cmd, owner), shell=True, check=False)
+        kill = await asyncio.to_thread(shell, fill(args.kill_cmd, owner))
         if kill.returncode != 0:
             raise SmokeError(f"--kill-cmd exited with {kill.returncode}")
         if await player.until_version(report.version_at_kill + 1, args.guard):
@@ -401,7 +405,7 @@ async def restart(args: argparse.Namespace, stack: Stack, owner: str) -> float |
     from then until the proxy sends it a request, None if not within --return-within."""
     host = owner.rsplit("-", 2)[0]
     started_at = time.monotonic()
-    done = subprocess.run(fill(args.restart_cmd, owner), shell=True, check=False)
+    done = await asyncio.to_thread(shell, fill(args.restart_cmd, owner))
     back_at = time.monotonic()
     stack.restart_took = back_at - started_at
     if done.returncode != 0:

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import tomllib
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -149,7 +150,16 @@ def running_nginx(prefix: Path, port: int, servers: list[ServerProcess]) -> Iter
             process.wait()
 
 
-async def test_nginx_with_the_compose_config_spreads_one_table_over_three_processes(
+def open_game_sockets(server: ServerProcess) -> int:
+    """The process's own count of seated game sockets (its /metrics, read locally)."""
+    with urllib.request.urlopen(f"{server.url}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    found = re.search(r"^pdk_open_game_sockets (\S+)$", text, re.M)
+    assert found is not None
+    return int(float(found[1]))
+
+
+async def test_nginx_with_the_compose_config_sends_all_sockets_of_a_table_to_one_process(
     server_process: ServerFactory, sync_redis: redis.Redis, nginx_dir: Path
 ) -> None:
     args = ["--trusted-proxies", "127.0.0.1/32", "--admin-token", ADMIN_TOKEN]
@@ -160,7 +170,8 @@ async def test_nginx_with_the_compose_config_spreads_one_table_over_three_proces
         assert {health(base, ADMIN_TOKEN)["pid"] for _ in range(6)} == {s.pid for s in servers}
         table = create_table(base, humans=2, bots=["easy"], bot_speed_ms=50, deals=5)
         tid, tokens = table["table"], {s["seat"]: s["token"] for s in table["seats"]}
-        ws = f"ws://127.0.0.1:{port}/ws"
+        # The game socket names its table: the proxy hashes on it.
+        ws = f"ws://127.0.0.1:{port}/ws?table={tid}"
         players = [
             Player([ws], tid, tokens[0], 0),
             Player([ws], tid, tokens[1], 1),
@@ -172,10 +183,9 @@ async def test_nginx_with_the_compose_config_spreads_one_table_over_three_proces
         try:
             await wait_for_version(sync_redis, tid, 40)
             reports = [health(s.url) for s in servers]
-            # Three sockets went round robin, through the WebSocket upgrade: the owner
-            # serves its own, the other processes forward theirs.
             assert sum(r["tables_owned"] for r in reports) == 1
-            assert sum(r["sockets_forwarded"] for r in reports) >= 1
+            # All three sockets, through the WebSocket upgrade, on one process.
+            assert sorted(open_game_sockets(s) for s in servers) == [0, 0, 3]
         finally:
             for player in players:
                 await player.stop()

@@ -92,7 +92,8 @@ class Front:
             socket.create_connection(("127.0.0.1", self.https_port), 10) as raw,
             context.wrap_socket(raw, server_hostname=DOMAIN) as tls,
         ):
-            tls.sendall(f"GET {path} HTTP/1.1\r\nHost: {DOMAIN}\r\nConnection: close\r\n\r\n".encode())
+            request = f"GET {path} HTTP/1.1\r\nHost: {DOMAIN}\r\nConnection: close\r\n\r\n"
+            tls.sendall(request.encode())
             answer = b""
             while chunk := tls.recv(65536):
                 answer += chunk
@@ -142,7 +143,8 @@ async def play_over_wss(front: Front, context: ssl.SSLContext) -> None:
         tls.sendall(
             f"POST /api/tables HTTP/1.1\r\nHost: {DOMAIN}\r\nOrigin: https://{DOMAIN}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
-            "Connection: close\r\n\r\n".encode() + data
+            "Connection: close\r\n\r\n".encode()
+            + data
         )
         answer = b""
         while chunk := tls.recv(65536):

@@ -8,13 +8,13 @@ address within ``RETURN_SECONDS``, and none to its old address."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import signal
 import socket
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, NamedTuple
 from cluster_helpers import ADMIN_TOKEN, create_table, free_port, health
 from test_deploy import nginx_dir, proxy_config_path, running_nginx
 from test_proxy_limits import Handshake
-
 
 if TYPE_CHECKING:
     from conftest import ServerFactory, ServerProcess
@@ -127,7 +126,7 @@ def local_server(factory: ServerFactory, host: str, port: int) -> ServerProcess:
     return srv
 
 
-async def test_a_replica_back_at_a_new_address_gets_traffic_and_its_old_address_none(
+def test_a_replica_back_at_a_new_address_gets_traffic_and_its_old_address_none(
     server_process: ServerFactory, nginx_dir: Path
 ) -> None:
     app_port, port = free_port(), free_port()
@@ -136,7 +135,7 @@ async def test_a_replica_back_at_a_new_address_gets_traffic_and_its_old_address_
     # The names resolve through a file the test rewrites, as compose's DNS changes.
     hosts_file = nginx_dir / "hosts"
     resolver = nginx_dir / "resolve.sh"
-    resolver.write_text(f'#!/bin/sh\nawk -v n="$1" \'$2 == n {{ print $1 }}\' {hosts_file}\n')
+    resolver.write_text(f"#!/bin/sh\nawk -v n=\"$1\" '$2 == n {{ print $1 }}' {hosts_file}\n")
     resolver.chmod(0o755)
 
     def publish() -> None:
@@ -158,7 +157,7 @@ async def test_a_replica_back_at_a_new_address_gets_traffic_and_its_old_address_
     with (nginx_dir / "out.log").open("wb") as out:
         script = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
-        await until_served(base, {s.pid for s in servers.values()})
+        until_served(base, {s.pid for s in servers.values()})
         # Killed: its address now drops packets (compose's DNS may still name it).
         servers["app1"].kill()
         with packet_dropping(hosts["app1"], app_port):
@@ -167,7 +166,7 @@ async def test_a_replica_back_at_a_new_address_gets_traffic_and_its_old_address_
             hosts["app1"] = "127.0.0.5"
             back = local_server(server_process, hosts["app1"], app_port)
             publish()
-            await until_served(base, {back.pid}, RETURN_SECONDS)
+            until_served(base, {back.pid}, RETURN_SECONDS)
         old = Counter("127.0.0.2", app_port)
         try:
             within_budget(base, port, tables=12)
@@ -182,13 +181,13 @@ async def test_a_replica_back_at_a_new_address_gets_traffic_and_its_old_address_
     assert "nginx-reresolve: replicas now at" in (nginx_dir / "out.log").read_text()
 
 
-async def until_served(base: str, pids: set[int | None], guard: float = 60.0) -> None:
-    """Wait until requests through the proxy have reached every process of ``pids``."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + guard
+def until_served(base: str, pids: set[int | None], guard: float = 60.0) -> None:
+    """Wait (at most ``guard`` seconds, then fail) until requests through the proxy
+    have reached every process of ``pids``."""
+    deadline = time.monotonic() + guard
     seen: set[int | None] = set()
     while not pids <= seen:
-        assert loop.time() < deadline, f"not served by {pids - seen} within {guard} s"
+        assert time.monotonic() < deadline, f"not served by {pids - seen} within {guard} s"
         with contextlib.suppress(OSError):
             seen.add(health(base, ADMIN_TOKEN, timeout=BUDGET_SECONDS)["pid"])
-        await asyncio.sleep(0.05)
+        time.sleep(0.05)
