@@ -248,7 +248,10 @@ class Player:
                 return  # no answer to the pings: given up, as the browser does
             frame = json.loads(raw)
             if frame.get("type") == "error":
+                # An action refused (stale after a failover, say): no state follows it,
+                # so start again from the full state a new socket is told.
                 self._ended(f"error {frame.get('code')}")
+                return
             if frame.get("type") != "state":
                 continue
             version: int = frame["version"]
