@@ -76,6 +76,7 @@ class Report:
     request_errors: int = 0
     returned_seconds: float | None = None
     restart_took: float = 0.0
+    kill_took: float = 0.0
     last_version: int = 0
     sockets: int = 0
     endings: dict[str, int] = field(default_factory=dict)
@@ -89,7 +90,8 @@ class Report:
             f"replicas: {self.replicas}",
             f"owner killed: {self.owner}",
             f"version at kill: {self.version_at_kill}",
-            f"play went on after: {'never' if resumed is None else f'{resumed:.2f} s'}",
+            f"play went on after: {'never' if resumed is None else f'{resumed:.2f} s'}"
+            f" (from the start of --kill-cmd, which took {self.kill_took:.2f} s)",
             f"slowest proxied request: {self.slowest_request_seconds:.3f} s"
             f" ({self.slowest_request})",
             f"proxied requests: {self.requests} ({self.request_errors} answered with an error)",
@@ -368,6 +370,7 @@ async def run(args: argparse.Namespace) -> Report:
         socket_at_kill = player.sockets
         killed_at = time.monotonic()
         kill = await asyncio.to_thread(shell, fill(args.kill_cmd, owner))
+        report.kill_took = time.monotonic() - killed_at
         if kill.returncode != 0:
             raise SmokeError(f"--kill-cmd exited with {kill.returncode}")
         if await player.until_version(report.version_at_kill + 1, args.guard):
