@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import itertools
 import json
 import os
 import shlex
@@ -291,6 +292,9 @@ class Prober:
         self.stack = stack
         self.table = table
         self.report = report
+        # Probes still waiting: (what, since when), by a number of their own.
+        self.waiting: dict[int, tuple[str, float]] = {}
+        self._numbers = itertools.count()
 
     async def run(self) -> None:
         while True:
@@ -308,17 +312,27 @@ class Prober:
         return self.stack.upgrade(self.table, PROBE_GIVE_UP_SECONDS) == 101
 
     def _timed(self, what: str, probe: Any) -> None:
-        start = time.monotonic()
+        number, start = next(self._numbers), time.monotonic()
+        self.waiting[number] = (what, start)
         try:
             ok = probe()
         except OSError:
             ok = False
-        took = time.monotonic() - start
+        del self.waiting[number]
+        self._count(what, time.monotonic() - start, ok)
+
+    def _count(self, what: str, took: float, ok: bool) -> None:
         self.report.requests += 1
         self.report.request_errors += not ok
         if took > self.report.slowest_request_seconds:
             self.report.slowest_request_seconds = took
             self.report.slowest_request = what
+
+    def settle(self) -> None:
+        """At the end: a probe still waiting has waited this long, unanswered."""
+        now = time.monotonic()
+        for what, start in list(self.waiting.values()):
+            self._count(what + " (unanswered)", now - start, False)
 
 
 def owner_of(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> str:
@@ -360,12 +374,14 @@ async def run(args: argparse.Namespace) -> Report:
     seat = created["seats"][0]
     player = Player(stack, table, seat["token"], seat["seat"])
     tasks = [asyncio.create_task(player.run())]
+    prober: Prober | None = None
     try:
         if not await player.until_version(ACTIONS_BEFORE):
             raise SmokeError(f"table {table} did not get {ACTIONS_BEFORE} actions in time")
         owner = owner_of(before, stack.processes())
         report.owner = owner
-        tasks.append(asyncio.create_task(Prober(stack, table, report).run()))
+        prober = Prober(stack, table, report)
+        tasks.append(asyncio.create_task(prober.run()))
         report.version_at_kill = player.version
         socket_at_kill = player.sockets
         killed_at = time.monotonic()
@@ -394,6 +410,8 @@ async def run(args: argparse.Namespace) -> Report:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if prober is not None:
+            prober.settle()
     report.lost = player.lost
     report.last_version, report.sockets = player.version, player.sockets
     report.endings = player.endings
