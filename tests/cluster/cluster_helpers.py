@@ -63,14 +63,14 @@ def free_port() -> int:
         return port
 
 
-def create_table(base_url: str, **fields: Any) -> dict[str, Any]:
+def create_table(base_url: str, *, timeout: float = 10, **fields: Any) -> dict[str, Any]:
     request = urllib.request.Request(
         f"{base_url}/api/tables",
         data=json.dumps(fields).encode(),
         headers={"Content-Type": "application/json"},
         method="POST",
     )
-    with urllib.request.urlopen(request, timeout=10) as response:
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         created: dict[str, Any] = json.loads(response.read())
         return created
 
@@ -80,11 +80,11 @@ def create_table(base_url: str, **fields: Any) -> dict[str, Any]:
 ADMIN_TOKEN = "test-admin-token-0123456789abcdef"
 
 
-def health(base_url: str, token: str | None = None) -> dict[str, Any]:
+def health(base_url: str, token: str | None = None, *, timeout: float = 5) -> dict[str, Any]:
     request = urllib.request.Request(f"{base_url}/healthz")
     if token is not None:
         request.add_header("Authorization", f"Bearer {token}")
-    with urllib.request.urlopen(request, timeout=5) as response:
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         body: dict[str, Any] = json.loads(response.read())
         return body
 

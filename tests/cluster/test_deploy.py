@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import tomllib
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,12 +59,18 @@ def test_compose_runs_redis_three_app_replicas_and_a_pinned_proxy_on_one_port() 
     ]
     assert apps == ["app1", "app2", "app3"]
     published = {name: s["ports"] for name, s in services.items() if s.get("ports")}
-    assert published == {"proxy": ["8000:8000"]}
-    for name in ("redis", "proxy"):
+    # Port 8000 for everyone without DOMAIN; https on 80/443 with it (deploy/Caddyfile).
+    assert published == {
+        "https": ["80:80", "443:443", "443:443/udp"],
+        "proxy": ["${DOMAIN:+127.0.0.1:}8000:8000"],
+    }
+    assert services["https"]["scale"] == "0${DOMAIN:+1}"
+    for name in ("redis", "proxy", "https"):
         # Pinned: a version with at least a minor number, never "latest".
         assert re.fullmatch(r"[a-z]+:\d+\.\d+(\.\d+)?", services[name]["image"]), services[name]
+    # Two upstream blocks (any request; game sockets by table), each every replica once.
     upstreams = re.findall(r"server (app\d+:\d+)", proxy_config_path().read_text())
-    assert upstreams == [f"{app}:8000" for app in apps]
+    assert upstreams == [f"{app}:8000" for app in apps] * 2
     for app in apps:
         assert services[app]["environment"]["PAODEKUAI_REDIS_URL"] == "redis://redis:6379/0"
 
@@ -143,7 +150,16 @@ def running_nginx(prefix: Path, port: int, servers: list[ServerProcess]) -> Iter
             process.wait()
 
 
-async def test_nginx_with_the_compose_config_spreads_one_table_over_three_processes(
+def open_game_sockets(server: ServerProcess) -> int:
+    """The process's own count of seated game sockets (its /metrics, read locally)."""
+    with urllib.request.urlopen(f"{server.url}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    found = re.search(r"^pdk_open_game_sockets (\S+)$", text, re.M)
+    assert found is not None
+    return int(float(found[1]))
+
+
+async def test_nginx_with_the_compose_config_sends_all_sockets_of_a_table_to_one_process(
     server_process: ServerFactory, sync_redis: redis.Redis, nginx_dir: Path
 ) -> None:
     args = ["--trusted-proxies", "127.0.0.1/32", "--admin-token", ADMIN_TOKEN]
@@ -154,7 +170,8 @@ async def test_nginx_with_the_compose_config_spreads_one_table_over_three_proces
         assert {health(base, ADMIN_TOKEN)["pid"] for _ in range(6)} == {s.pid for s in servers}
         table = create_table(base, humans=2, bots=["easy"], bot_speed_ms=50, deals=5)
         tid, tokens = table["table"], {s["seat"]: s["token"] for s in table["seats"]}
-        ws = f"ws://127.0.0.1:{port}/ws"
+        # The game socket names its table: the proxy hashes on it.
+        ws = f"ws://127.0.0.1:{port}/ws?table={tid}"
         players = [
             Player([ws], tid, tokens[0], 0),
             Player([ws], tid, tokens[1], 1),
@@ -166,10 +183,9 @@ async def test_nginx_with_the_compose_config_spreads_one_table_over_three_proces
         try:
             await wait_for_version(sync_redis, tid, 40)
             reports = [health(s.url) for s in servers]
-            # Three sockets went round robin, through the WebSocket upgrade: the owner
-            # serves its own, the other processes forward theirs.
             assert sum(r["tables_owned"] for r in reports) == 1
-            assert sum(r["sockets_forwarded"] for r in reports) >= 1
+            # All three sockets, through the WebSocket upgrade, on one process.
+            assert sorted(open_game_sockets(s) for s in servers) == [0, 0, 3]
         finally:
             for player in players:
                 await player.stop()

@@ -23,11 +23,13 @@ __all__ = ["nginx_dir"]  # the fixture, used by name below
 class Handshake:
     """A game socket opened through the proxy from ``source``: its HTTP status, held open."""
 
-    def __init__(self, port: int, source: str) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), 10, source_address=(source, 0))
+    def __init__(self, port: int, source: str, path: str = "/ws", timeout: float = 10) -> None:
+        self.sock = socket.create_connection(
+            ("127.0.0.1", port), timeout, source_address=(source, 0)
+        )
         key = base64.b64encode(os.urandom(16)).decode()
         self.sock.sendall(
-            f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
             f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
             "Sec-WebSocket-Version: 13\r\n\r\n".encode()
         )
