@@ -89,6 +89,7 @@ function onMessage(msg) {
   if (msg.type === "state") onState(msg);
   else if (msg.type === "watch") onState({ ...msg, view: watchedView(msg.view) });
   else if (msg.type === "hint") onHint(msg);
+  else if (msg.type === "error" && msg.code === "invalid_name") onNameRefused(msg);
   else if (msg.type === "error") onError(msg);
   else if (msg.type === "emote") showEmote(msg.seat, msg.emote);
   else if (msg.type === "invite") onInvite(msg);
@@ -152,12 +153,22 @@ function onState(msg) {
   }
 }
 
+/** The server's refusal of our name, said under the name field (it alone knows every rule). */
+function onNameRefused(msg) {
+  app.refusedName = app.settings.name;
+  settings.nameRefused(msg.message);
+  toast(t("name.refused", { message: msg.message }));
+}
+
 /** Tell the table our chosen name if it shows another one for our seat. */
 function syncName() {
   const name = app.settings.name;
   const mine = app.table?.seats?.find((s) => s.seat === app.view?.seat);
-  if (!name || !mine || mine.name === name || app.net.state !== "online" || app.renaming === app.version) return;
-  app.renaming = app.version;
+  // Once per name and version: a second new name during our own lead (the version stands
+  // still) is sent too, and a name the server refused is not sent again.
+  const key = `${app.version}:${name}`;
+  if (!name || !mine || mine.name === name || app.net.state !== "online" || app.renaming === key || app.refusedName === name) return;
+  app.renaming = key;
   send({ type: "rename", version: app.version, name });
 }
 
@@ -179,6 +190,8 @@ function render(fresh = new Set()) {
   els.dealInfo.textContent = view.deals > 1 ? `${t("deal.of", { n: view.deal_no, of: view.deals })} · ${rules}` : rules;
   els.dealInfo.title = t(`preset.${view.rules.preset}.summary`);
   $("#btn-invite").hidden = !isHost(view);
+  // The history is for the seats (the server answers a watch token 401).
+  $("#btn-history").hidden = Boolean(view.watching);
   // Reactions are for company: other people at the table, or someone watching.
   els.emoteButton.hidden = Boolean(view.watching) || (table.humans < 2 && !table.spectators);
   if (els.inviteSheet.open) drawHostPanel();
@@ -336,7 +349,7 @@ const historySheet = new HistorySheet({
 /** Open the history of our table (or a replay link's deal, if it is our table). */
 function openHistory(pick = null) {
   const session = app.session;
-  if (!session?.table || !session?.token) return;
+  if (!session?.table || !session?.token || session.watch) return;
   if (pick && pick.table !== session.table) {
     toast(t("history.notSeated"));
     return;
