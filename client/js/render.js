@@ -125,7 +125,7 @@ export function renderMe(el, { view, table }) {
     h("span", { class: "name", id: "me-label", text: seatName(table, view, me) }),
     h("span", { class: "score", "aria-label": t("seat.score", { n: liveTotal(view, me) }), text: signed(liveTotal(view, me)) }),
     // A spectator sees no hand at the bottom: the watched seat's count stands in for it.
-    view.watching ? h("b", { class: "count-n me-count", title: t("seat.cardsLeft", { n: view.counts[me] }), "aria-label": t("seat.cardsLeft", { n: view.counts[me] }), text: String(view.counts[me]) }) : null,
+    ...(view.watching ? [h("b", { class: "count-n me-count", title: t("seat.cardsLeft", { n: view.counts[me] }), "aria-label": t("seat.cardsLeft", { n: view.counts[me] }), text: String(view.counts[me]) })] : []),
     ...badges(view, me),
   );
   el.parentElement.parentElement.classList.toggle("is-turn", view.turn === me);
