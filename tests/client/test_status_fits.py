@@ -8,6 +8,7 @@ fixed seed (every seat is a person: the page is seat 0, the test plays seats 1 a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -104,13 +105,9 @@ def reach_our_last_card(live: Live, new_page: Callable[..., Any], locale: str) -
                 raw = others[seat]
                 raw.wait_version(version - 1)
                 if cards is None:
-                    raw.ws.send(f'{{"type": "pass", "version": {version}}}')
+                    raw.ws.send(json.dumps({"type": "pass", "version": version}))
                 else:
-                    raw.ws.send(
-                        f'{{"type": "play", "version": {version}, "cards": {cards}}}'.replace(
-                            "'", '"'
-                        )
-                    )
+                    raw.ws.send(json.dumps({"type": "play", "version": version, "cards": cards}))
             wait_version_above(page, version)
     finally:
         for raw in others.values():
@@ -125,9 +122,10 @@ def test_the_status_stays_readable_beside_the_last_card_badge_and_the_clock(
 ) -> None:
     page = reach_our_last_card(live, new_page, LOCALES[lang])
     view = page.evaluate("pdk.state().view")
-    assert view["turn"] == 0 and view["last_card"][0]
+    assert view["turn"] == 0
+    assert view["last_card"][0]
     page.wait_for_selector("#me-info .badge.alarm")
-    page.wait_for_selector('#me-info .clock:not([hidden])')
+    page.wait_for_selector("#me-info .clock:not([hidden])")
     for size, (width, height) in SIZES.items():
         page.set_viewport_size({"width": width, "height": height})
         page.evaluate("() => new Promise(r => requestAnimationFrame(() => r()))")
