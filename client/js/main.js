@@ -56,7 +56,7 @@ import { clearSession, loadSession, saveSession, saveSettings, sessionFromHash }
 bindNarration({ announcer: els.announcer, toast: els.toast });
 
 const hand = new Hand(els.hand, { nameOf: cardName, onChange: () => updateControls() });
-bindConnection({ onMessage, redraw: updateControls });
+bindConnection({ onMessage, redraw: updateControls, onLinkDead });
 bindActions({ hand, redraw: updateControls });
 bindHostPanel({ confirm: confirmDialog });
 
@@ -104,7 +104,12 @@ function onState(msg) {
   app.version = msg.version;
   app.table = msg.table;
   app.view = view;
-  if (!view.watching) app.session.seat = view.seat;
+  if (!view.watching && app.session.seat !== view.seat) {
+    // Kept with the seat: a host's seat whose table is gone opens a new one, a friend's
+    // dead link is said so (connection.js), also after a reload.
+    app.session.seat = view.seat;
+    saveSession(app.session);
+  }
   document.body.classList.toggle("watching", Boolean(view.watching));
   syncClock(msg.table);
   const key = `${msg.table.match_no ?? 0}:${view.deal_no}`;
@@ -358,6 +363,21 @@ function openHistory(pick = null) {
   historySheet.open(session.table, session.token, pick);
 }
 
+// ---------------------------------------------------------------- dead links
+
+/** Our seat link no longer works (replaced by the host, or its table is gone): say so and
+ * let the player choose; a table of our own opens only when they ask for one. */
+function onLinkDead() {
+  app.conn = null;
+  app.view = null;
+  els.status.textContent = t("link.deadStatus");
+  for (const d of document.querySelectorAll("dialog[open]")) d.close();
+  const d = els.linkSheet;
+  d.returnValue = "";
+  d.addEventListener("close", () => d.returnValue === "alone" && openNewTable(), { once: true });
+  d.showModal();
+}
+
 // ---------------------------------------------------------------- emotes
 
 function toggleEmotes(open = els.emotePicker.hidden) {
@@ -415,9 +435,10 @@ async function start() {
     // seat, if any, saved for later.
     app.session = invited;
   } else if (invited) {
-    // Keep the seat, then drop the secret token from the address bar.
-    app.session = invited;
-    saveSession(invited);
+    // Keep the seat, then drop the secret token from the address bar.  `invited`: the
+    // seat came as a link, so a dead one is said so (onLinkDead) instead of replaced.
+    app.session = { ...invited, invited: true };
+    saveSession(app.session);
     history.replaceState(null, "", location.pathname + location.search);
   } else {
     app.session = loadSession();
@@ -439,7 +460,8 @@ async function start() {
     app.session = next;
     app.links = linksFrom(next);
     if (!next.watch) {
-      saveSession(next);
+      app.session = { ...next, invited: true };
+      saveSession(app.session);
       history.replaceState(null, "", location.pathname + location.search);
     }
     connect();
