@@ -41,6 +41,7 @@ import {
   decorateMe,
   decorateSeat,
   isHost,
+  placeEmotePicker,
   renderAutoBanner,
   renderEmotePicker,
   renderWatchers,
@@ -383,6 +384,7 @@ function onLinkDead() {
 function toggleEmotes(open = els.emotePicker.hidden) {
   els.emotePicker.hidden = !open;
   els.emoteButton.setAttribute("aria-expanded", String(open));
+  placeEmotePicker(els.emotePicker);
   if (open) els.emotePicker.querySelector("button")?.focus();
 }
 
