@@ -372,6 +372,7 @@ function onLinkDead() {
   app.conn = null;
   app.view = null;
   els.status.textContent = t("link.deadStatus");
+  els.net.hidden = true; // nothing is connecting: the sheet says what happened
   for (const d of document.querySelectorAll("dialog[open]")) d.close();
   const d = els.linkSheet;
   d.returnValue = "";

@@ -61,6 +61,8 @@ def test_a_replaced_invite_link_says_so_and_opens_no_table_until_asked(
     assert page.evaluate("pdk.state().table") is None
     if lang == "en":
         page.screenshot(path=str(shot_dir(tmp_path) / "dead-link-390x844.png"))
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.screenshot(path=str(shot_dir(tmp_path) / "dead-link-1280x800.png"))
     page.click("#btn-play-alone")
     mine = wait_joined(page)
     assert len(created) == 1

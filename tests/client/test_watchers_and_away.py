@@ -4,6 +4,7 @@ the watched seat's card count), and how a friend who closed the tab is shown ("A
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from client_helpers import (
     Live,
     RawSeat,
     play_to_result,
+    shot_dir,
     strings,
     wait_joined,
 )
@@ -31,7 +33,7 @@ def watch_link(host: Any) -> str:
 
 
 def test_a_spectator_sees_the_watched_seats_count_and_is_offered_no_seat_actions(
-    live: Live, new_page: Callable[..., Any]
+    live: Live, new_page: Callable[..., Any], tmp_path: Path
 ) -> None:
     (seat,) = live.create_table(seed=11, bot_speed_ms=0, deals=1)
     host = new_page()
@@ -55,6 +57,9 @@ def test_a_spectator_sees_the_watched_seats_count_and_is_offered_no_seat_actions
     # The count follows the deal (it is no longer the count dealt).
     final = watcher.evaluate("() => pdk.state().view.counts[0]")
     assert watcher.inner_text("#me-info .me-count") == str(final)
+    for width, height in ((390, 844), (1280, 800)):
+        watcher.set_viewport_size({"width": width, "height": height})
+        watcher.screenshot(path=str(shot_dir(tmp_path) / f"watching-result-{width}x{height}.png"))
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
