@@ -41,6 +41,7 @@ export const els = {
   emotePicker: $("#emote-picker"),
   rulesSheet: $("#rules-sheet"),
   historySheet: $("#history-sheet"),
+  linkSheet: $("#link-sheet"),
 };
 
 export const app = {

@@ -6,13 +6,14 @@ import { app, els, reasonText } from "./app.js";
 import { t } from "./i18n.js";
 import { announce, toast } from "./narrate.js";
 import { ApiError, Connection, createTable } from "./net.js";
+import { HOST_SEAT } from "./seats.js";
 import { clearSession, loadSession, saveSession } from "./store.js";
 
 // Bound once by main.js: onMessage(msg) for every frame, redraw() after a change here.
-let hooks = { onMessage: () => {}, redraw: () => {} };
+let hooks = { onMessage: () => {}, redraw: () => {}, onLinkDead: () => {} };
 
-export function bindConnection({ onMessage, redraw }) {
-  hooks = { onMessage, redraw };
+export function bindConnection({ onMessage, redraw, onLinkDead }) {
+  hooks = { onMessage, redraw, onLinkDead };
 }
 
 /** The links this browser handed out: {seats: {seat: path}, watch: path}. */
@@ -69,6 +70,13 @@ export function connect() {
         toast(t("notice.watchGone"));
         return;
       }
+      // A friend's seat link (never joined, or since replaced by the host) is said to be
+      // dead, with a choice: never a silent new table of their own.  It stays stored, so a
+      // reload says it again until they choose.
+      if (app.session.invited && app.session.seat !== HOST_SEAT) {
+        hooks.onLinkDead(code);
+        return;
+      }
       clearSession();
       openNewTable(t(code === 4401 ? "notice.badSeat" : "notice.tableGone"));
     },
@@ -79,7 +87,8 @@ export function connect() {
 let netTimer = null;
 function setNet(status) {
   app.net = status;
-  if (status.state !== "online" && app.pending) {
+  // A stalled socket may still answer the move: only a lost one reports it not confirmed.
+  if (status.state !== "online" && status.state !== "stalled" && app.pending) {
     // The socket died before the server answered: say so plainly, the move may be lost.
     app.pending = null;
     toast(t("net.notConfirmed"));
@@ -92,6 +101,7 @@ function setNet(status) {
     els.net.dataset.state = state;
     if (state === "connecting") els.netText.textContent = t("net.connecting");
     else if (state === "replaced") els.netText.textContent = t("net.replacedShort");
+    else if (state === "stalled") els.netText.textContent = t("net.stalled");
     else if (state === "offline") {
       const s = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
       els.netText.textContent = s > 0 ? t("net.offlineRetry", { s }) : t("net.connecting");

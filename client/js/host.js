@@ -15,6 +15,20 @@ let confirm = null;
 
 export function bindHostPanel(parts) {
   ({ confirm } = parts);
+  // A non-modal dialog does not close on Escape by itself.
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && els.inviteSheet.open) els.inviteSheet.close();
+  });
+  window.addEventListener("resize", fitDrawer);
+}
+
+/** The drawer ends above our own strip (turn, clock, hand), whatever the screen. */
+function fitDrawer() {
+  if (!els.inviteSheet.open) return;
+  const top = document.querySelector(".topbar").getBoundingClientRect().bottom + 4;
+  els.inviteSheet.style.top = `${Math.round(top)}px`;
+  const room = document.querySelector("#me").getBoundingClientRect().top - top - 6;
+  els.inviteSheet.style.setProperty("--drawer-h", `${Math.max(120, Math.round(room))}px`);
 }
 
 export function onInvite(msg) {
@@ -49,9 +63,12 @@ export function drawHostPanel() {
     confirm,
     copy: copyLink,
   });
+  fitDrawer();
 }
 
 export function openInvites() {
   drawHostPanel();
-  els.inviteSheet.showModal();
+  // Non-modal (issue 28, defect 11): the table goes on underneath and stays playable.
+  if (!els.inviteSheet.open) els.inviteSheet.show();
+  fitDrawer();
 }

@@ -41,6 +41,7 @@ import {
   decorateMe,
   decorateSeat,
   isHost,
+  placeEmotePicker,
   renderAutoBanner,
   renderEmotePicker,
   renderWatchers,
@@ -56,7 +57,7 @@ import { clearSession, loadSession, saveSession, saveSettings, sessionFromHash }
 bindNarration({ announcer: els.announcer, toast: els.toast });
 
 const hand = new Hand(els.hand, { nameOf: cardName, onChange: () => updateControls() });
-bindConnection({ onMessage, redraw: updateControls });
+bindConnection({ onMessage, redraw: updateControls, onLinkDead });
 bindActions({ hand, redraw: updateControls });
 bindHostPanel({ confirm: confirmDialog });
 
@@ -89,6 +90,7 @@ function onMessage(msg) {
   if (msg.type === "state") onState(msg);
   else if (msg.type === "watch") onState({ ...msg, view: watchedView(msg.view) });
   else if (msg.type === "hint") onHint(msg);
+  else if (msg.type === "error" && msg.code === "invalid_name") onNameRefused(msg);
   else if (msg.type === "error") onError(msg);
   else if (msg.type === "emote") showEmote(msg.seat, msg.emote);
   else if (msg.type === "invite") onInvite(msg);
@@ -103,7 +105,12 @@ function onState(msg) {
   app.version = msg.version;
   app.table = msg.table;
   app.view = view;
-  if (!view.watching) app.session.seat = view.seat;
+  if (!view.watching && app.session.seat !== view.seat) {
+    // Kept with the seat: a host's seat whose table is gone opens a new one, a friend's
+    // dead link is said so (connection.js), also after a reload.
+    app.session.seat = view.seat;
+    saveSession(app.session);
+  }
   document.body.classList.toggle("watching", Boolean(view.watching));
   syncClock(msg.table);
   const key = `${msg.table.match_no ?? 0}:${view.deal_no}`;
@@ -152,12 +159,22 @@ function onState(msg) {
   }
 }
 
+/** The server's refusal of our name, said under the name field (it alone knows every rule). */
+function onNameRefused(msg) {
+  app.refusedName = app.settings.name;
+  settings.nameRefused(msg.message);
+  toast(t("name.refused", { message: msg.message }));
+}
+
 /** Tell the table our chosen name if it shows another one for our seat. */
 function syncName() {
   const name = app.settings.name;
   const mine = app.table?.seats?.find((s) => s.seat === app.view?.seat);
-  if (!name || !mine || mine.name === name || app.net.state !== "online" || app.renaming === app.version) return;
-  app.renaming = app.version;
+  // Once per name and version: a second new name during our own lead (the version stands
+  // still) is sent too, and a name the server refused is not sent again.
+  const key = `${app.version}:${name}`;
+  if (!name || !mine || mine.name === name || app.net.state !== "online" || app.renaming === key || app.refusedName === name) return;
+  app.renaming = key;
   send({ type: "rename", version: app.version, name });
 }
 
@@ -179,6 +196,8 @@ function render(fresh = new Set()) {
   els.dealInfo.textContent = view.deals > 1 ? `${t("deal.of", { n: view.deal_no, of: view.deals })} · ${rules}` : rules;
   els.dealInfo.title = t(`preset.${view.rules.preset}.summary`);
   $("#btn-invite").hidden = !isHost(view);
+  // The history is for the seats (the server answers a watch token 401).
+  $("#btn-history").hidden = Boolean(view.watching);
   // Reactions are for company: other people at the table, or someone watching.
   els.emoteButton.hidden = Boolean(view.watching) || (table.humans < 2 && !table.spectators);
   if (els.inviteSheet.open) drawHostPanel();
@@ -336,7 +355,7 @@ const historySheet = new HistorySheet({
 /** Open the history of our table (or a replay link's deal, if it is our table). */
 function openHistory(pick = null) {
   const session = app.session;
-  if (!session?.table || !session?.token) return;
+  if (!session?.table || !session?.token || session.watch) return;
   if (pick && pick.table !== session.table) {
     toast(t("history.notSeated"));
     return;
@@ -345,11 +364,28 @@ function openHistory(pick = null) {
   historySheet.open(session.table, session.token, pick);
 }
 
+// ---------------------------------------------------------------- dead links
+
+/** Our seat link no longer works (replaced by the host, or its table is gone): say so and
+ * let the player choose; a table of our own opens only when they ask for one. */
+function onLinkDead() {
+  app.conn = null;
+  app.view = null;
+  els.status.textContent = t("link.deadStatus");
+  els.net.hidden = true; // nothing is connecting: the sheet says what happened
+  for (const d of document.querySelectorAll("dialog[open]")) d.close();
+  const d = els.linkSheet;
+  d.returnValue = "";
+  d.addEventListener("close", () => d.returnValue === "alone" && openNewTable(), { once: true });
+  d.showModal();
+}
+
 // ---------------------------------------------------------------- emotes
 
 function toggleEmotes(open = els.emotePicker.hidden) {
   els.emotePicker.hidden = !open;
   els.emoteButton.setAttribute("aria-expanded", String(open));
+  placeEmotePicker(els.emotePicker);
   if (open) els.emotePicker.querySelector("button")?.focus();
 }
 
@@ -402,9 +438,10 @@ async function start() {
     // seat, if any, saved for later.
     app.session = invited;
   } else if (invited) {
-    // Keep the seat, then drop the secret token from the address bar.
-    app.session = invited;
-    saveSession(invited);
+    // Keep the seat, then drop the secret token from the address bar.  `invited`: the
+    // seat came as a link, so a dead one is said so (onLinkDead) instead of replaced.
+    app.session = { ...invited, invited: true };
+    saveSession(app.session);
     history.replaceState(null, "", location.pathname + location.search);
   } else {
     app.session = loadSession();
@@ -426,7 +463,8 @@ async function start() {
     app.session = next;
     app.links = linksFrom(next);
     if (!next.watch) {
-      saveSession(next);
+      app.session = { ...next, invited: true };
+      saveSession(app.session);
       history.replaceState(null, "", location.pathname + location.search);
     }
     connect();

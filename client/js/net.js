@@ -52,7 +52,8 @@ const BACKOFF_MAX_MS = 15000;
 
 export class Connection {
   /**
-   * onMessage(msg); onStatus({state: "connecting"|"online"|"offline", retryAt}); onFatal(code).
+   * onMessage(msg); onStatus({state: "connecting"|"online"|"stalled"|"offline", retryAt});
+   * onFatal(code).
    */
   constructor({ table, token, onMessage, onStatus, onFatal }) {
     Object.assign(this, { table, token, onMessage, onStatus, onFatal });
@@ -88,6 +89,7 @@ export class Connection {
     const ws = new WebSocket(`${proto}//${location.host}/ws`);
     this.ws = ws;
     this.joined = false;
+    this.stalled = false;
     this.waitingSince = null;
     this.onStatus({ state: "connecting" });
     this.joinTimer = setTimeout(() => {
@@ -100,6 +102,10 @@ export class Connection {
     ws.addEventListener("message", (ev) => {
       if (this.ws !== ws) return;
       this.waitingSince = null;
+      if (this.stalled) {
+        this.stalled = false;
+        this.onStatus({ state: "online" });
+      }
       let msg;
       try {
         msg = JSON.parse(ev.data);
@@ -131,9 +137,15 @@ export class Connection {
   /** Every PING_MS: a ping, and the verdict on a socket that has gone quiet. */
   tick(ws) {
     if (this.ws !== ws || !this.joined) return;
-    if (this.waitingSince !== null && Date.now() - this.waitingSince > STALL_MS) {
+    const silent = this.waitingSince === null ? 0 : Date.now() - this.waitingSince;
+    if (silent > STALL_MS) {
       this.drop(ws);
       return;
+    }
+    // Unanswered for a whole ping interval: shown now ("stalled"), given up at STALL_MS.
+    if (silent >= PING_MS && !this.stalled) {
+      this.stalled = true;
+      this.onStatus({ state: "stalled" });
     }
     this.send({ type: "ping" });
   }

@@ -103,7 +103,7 @@ export function renderSeat(el, { view, table, seat, side }) {
         "div",
         { class: "who" },
         h("span", { class: "name", id: `seat-${side}-name`, text: name }),
-        h("span", { class: "level", text: info.kind === "human" && !info.connected ? t("seat.away") : level }),
+        h("span", { class: "level", text: info.kind === "human" && !info.connected ? t(info.auto ? "seat.awayAuto" : "seat.away") : level }),
       ),
       h(
         "div",
@@ -124,6 +124,8 @@ export function renderMe(el, { view, table }) {
     avatar(seatName(table, view, me), me, "human"),
     h("span", { class: "name", id: "me-label", text: seatName(table, view, me) }),
     h("span", { class: "score", "aria-label": t("seat.score", { n: liveTotal(view, me) }), text: signed(liveTotal(view, me)) }),
+    // A spectator sees no hand at the bottom: the watched seat's count stands in for it.
+    ...(view.watching ? [h("b", { class: "count-n me-count", title: t("seat.cardsLeft", { n: view.counts[me] }), "aria-label": t("seat.cardsLeft", { n: view.counts[me] }), text: String(view.counts[me]) })] : []),
     ...badges(view, me),
   );
   el.parentElement.parentElement.classList.toggle("is-turn", view.turn === me);
@@ -251,8 +253,11 @@ export function renderResult(el, { view, table, onNext, onNewMatch, onClose }) {
     parts.push(h("p", { class: "note", text: t("result.dealsLeft", { n: view.deals - r.deal_no }) }));
   }
   const actions = h("div", { class: "sheet-actions" }, h("button", { type: "button", class: "btn", onclick: onClose, text: t("result.viewTable") }));
-  if (view.match_over) actions.append(h("button", { type: "button", class: "btn btn-play", id: "btn-new-match", onclick: onNewMatch, text: t("result.newMatch") }));
-  else actions.append(h("button", { type: "button", class: "btn btn-play", id: "btn-next-deal", onclick: onNext, text: t("result.nextDeal") }));
+  // A spectator watches: dealing on or starting a match is for the seats.
+  const button = view.match_over
+    ? h("button", { type: "button", class: "btn btn-play", id: "btn-new-match", onclick: onNewMatch, text: t("result.newMatch") })
+    : h("button", { type: "button", class: "btn btn-play", id: "btn-next-deal", onclick: onNext, text: t("result.nextDeal") });
+  if (!view.watching) actions.append(button);
   parts.push(actions);
   el.replaceChildren(...parts);
 }

@@ -2,21 +2,14 @@
 // the host's seat controls, watching as a spectator, and quick emotes.  The server decides
 // all of it; this module only draws what `state.table` says and turns clicks into messages.
 
+import { EMOTE_ART, emoteSvg } from "./emote_art.js";
 import { t } from "./i18n.js";
 import { h, seatInfo, seatName } from "./render.js";
 
 export const HOST_SEAT = 0;
-// The server's fixed set (server/rooms/emotes.py); anything else is refused.
-export const EMOTES = {
-  thumbs_up: "👍",
-  laugh: "😄",
-  wow: "😮",
-  sad: "😢",
-  angry: "😠",
-  clap: "👏",
-  think: "🤔",
-  wave: "👋",
-};
+// The server's fixed set (server/rooms/emotes.py); anything else is refused.  Each is drawn
+// by emote_art.js, never with the system's emoji font (which many systems lack).
+export const EMOTES = Object.fromEntries(Object.keys(EMOTE_ART).map((name) => [name, name]));
 const EMOTE_SHOW_MS = 2600;
 const LOW_MS = 10000;
 
@@ -200,20 +193,29 @@ export function renderWatchers(el, table) {
 
 // ---------------------------------------------------------------- emotes
 
+/** Keep the open picker clear of the seats' panels and our own strip: it sits over the
+ * middle of the table, just above our strip. */
+export function placeEmotePicker(el) {
+  if (el.hidden) return;
+  const me = document.querySelector("#me").getBoundingClientRect();
+  el.style.top = "auto";
+  el.style.bottom = `${Math.round(innerHeight - me.top + 6)}px`;
+}
+
 /** The row of emote buttons; `onPick(name)` sends one. */
 export function renderEmotePicker(el, onPick) {
   el.replaceChildren(
-    ...Object.entries(EMOTES).map(([name, glyph]) =>
-      h("button", { type: "button", class: "emote-btn", "data-emote": name, title: t(`emote.${name}`), "aria-label": t(`emote.${name}`), onclick: () => onPick(name), text: glyph }),
+    ...Object.keys(EMOTES).map((name) =>
+      h("button", { type: "button", class: "emote-btn", "data-emote": name, title: t(`emote.${name}`), "aria-label": t(`emote.${name}`), onclick: () => onPick(name) }, emoteSvg(name)),
     ),
   );
 }
 
 /** Show `emote` briefly at `seat`'s place on the table (above the panels, which redraw). */
 export function showEmote(seat, emote) {
-  const glyph = EMOTES[emote];
+  const known = Object.hasOwn(EMOTES, emote);
   const anchor = document.querySelector(`.seat-card[data-seat="${seat}"]`) || document.querySelector(`#me-info[data-seat="${seat}"]`);
-  if (!glyph || !anchor) return;
+  if (!known || !anchor) return;
   const r = anchor.getBoundingClientRect();
   const bubble = h("span", {
     class: "emote-bubble",
@@ -221,8 +223,7 @@ export function showEmote(seat, emote) {
     role: "img",
     "aria-label": t(`emote.${emote}`),
     style: `left:${Math.round(r.left + r.width / 2)}px;top:${Math.round(r.top)}px`,
-    text: glyph,
-  });
+  }, emoteSvg(emote));
   document.body.append(bubble);
   setTimeout(() => bubble.remove(), EMOTE_SHOW_MS);
 }

@@ -62,6 +62,12 @@ export class SettingsSheet {
     if (name) this.onName(name);
   }
 
+  /** The server refused the name we sent: its reason, under the field. */
+  nameRefused(message) {
+    $("#name-why", this.dialog).textContent = t("name.refused", { message });
+    $("#name-input", this.dialog).setAttribute("aria-invalid", "true");
+  }
+
   setDisplay(patch) {
     this.onDisplay(patch);
   }
@@ -82,7 +88,7 @@ export class SettingsSheet {
     );
     $("#deal-choices", d).replaceChildren(
       ...DEAL_CHOICES.map((n) =>
-        segment("deals", String(n), st.deals === n, n === 1 ? t("settings.oneDeal") : t("settings.nDeals", { n }), () => this.stage({ deals: n })),
+        segment("deals", String(n), st.deals === n, t("settings.nDeals", { n }), () => this.stage({ deals: n })),
       ),
     );
     $("#human-choices", d).replaceChildren(

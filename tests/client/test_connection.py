@@ -142,3 +142,29 @@ def test_a_silent_stall_is_noticed_and_a_move_in_flight_is_reported_not_sent(
 def sorted_like_page(page: Any, codes: list[str]) -> list[str]:
     ranks, suits = "3456789TJQKA2", "SHDC"
     return sorted(codes, key=lambda c: (ranks.index(c[0]), suits.index(c[1])))
+
+
+def test_an_idle_stall_is_shown_within_the_ping_interval(
+    own_live: Live, new_page: Callable[..., Any]
+) -> None:
+    """Issue 28, defect 12: with nothing in flight, a frozen server is shown once a ping has
+    gone one interval unanswered, before the socket is given up (STALL_MS)."""
+    (seat,) = own_live.create_table(seed=7, bot_speed_ms=0)
+    page = new_page()
+    page.clock.install()
+    page.goto(own_live.seat_url(seat))
+    wait_joined(page)
+    pid = own_live.process.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        # The next ping goes out within one interval; one more and its silence is shown.
+        page.clock.run_for(2 * PING_MS)
+        assert 2 * PING_MS < STALL_MS + PING_MS  # sooner than the socket is given up
+        assert state(page)["net"] == "stalled"
+        assert page.locator("#net").is_visible()
+        assert page.inner_text("#net-text") == EN["net.stalled"]
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    page.wait_for_function("() => pdk.state().net === 'online'")
+    page.wait_for_selector("#net", state="hidden")

@@ -64,6 +64,13 @@ NAMES = [
     "Ren\u00e9e",
     "Rene\u0301e",
     "🙂 Joy",
+    "Mei  Lin",
+    "Mei\u3000\u3000Lin",
+    # Refused by the server alone: the client sends them and shows the server's reason.
+    "Anna",
+    "\u0410nna",
+    "\u0301x",
+    "a\u2800b",
 ]
 # A close code compared by number, ``code === 4401`` or ``4401 === ev.code``.
 CLOSE_LITERAL = re.compile(r"\bcode\s*[!=]==?\s*(\d{4})\b|\b(\d{4})\s*[!=]==?\s*[\w.]*\bcode\b")
@@ -104,8 +111,17 @@ def test_the_close_codes_the_client_gives_up_on_are_the_servers_fatal_ones(
 
 
 def test_the_name_rules_are_the_servers(client: dict[str, Any]) -> None:
+    """A name the client refuses the server refuses too, and one both take is stored as
+    the client showed it; the rest (look-alikes, stray marks) only the server knows."""
     assert client["maxName"] == MAX_NAME_CHARS
-    assert client["names"] == [server_name(raw) for raw in NAMES]
+    for raw, mine in zip(NAMES, client["names"], strict=True):
+        theirs = server_name(raw)
+        if mine is None:
+            assert theirs is None, f"the client refuses {raw!r}, which the server takes"
+        elif theirs is not None:
+            assert mine == theirs, f"{raw!r}: the client shows {mine!r}, the server {theirs!r}"
+    only_server = [raw for raw, mine in zip(NAMES, client["names"], strict=True) if mine]
+    assert {"Anna", "\u0301x"} <= {raw for raw in only_server if server_name(raw) is None}
 
 
 def test_the_cards_and_the_table_choices_are_the_servers(client: dict[str, Any]) -> None:

@@ -134,10 +134,8 @@ def test_the_host_panel_reissues_an_invite_and_hands_out_a_watch_link(
     for dead in (live.seat_url(friend_seat), old):
         stale = new_page()
         stale.goto(dead)
-        # Refused (4401), the page opens a table of its own instead.
-        stale.wait_for_function(
-            f"() => pdk.state().table && pdk.state().table.id !== '{friend_seat.table}'"
-        )
+        # Refused (4401): the page says the link is dead (tests/client/test_dead_links.py).
+        stale.wait_for_selector("#link-sheet[open]")
     guest = new_page()
     guest.goto(fresh)
     assert wait_joined(guest)["view"]["seat"] == 1

@@ -11,11 +11,13 @@ from client_helpers import (
     LANGUAGES,
     LOCALES,
     Live,
+    find_seed,
     record_sent_frames,
     sent_types,
     shot_dir,
     state,
     strings,
+    take_turn_with_hint_or_pass,
     wait_joined,
 )
 
@@ -23,7 +25,8 @@ pytestmark = pytest.mark.browser
 
 
 def set_name(page: Any, name: str) -> None:
-    page.click("#btn-settings")
+    if not page.evaluate("() => document.querySelector('#settings-sheet').open"):
+        page.click("#btn-settings")
     page.fill("#name-input", name)
     page.press("#name-input", "Enter")
 
@@ -89,3 +92,53 @@ def test_a_name_with_markup_is_explained_and_never_sent(
     assert box["x"] + box["width"] <= page.viewport_size["width"]
     if lang == "en":
         page.screenshot(path=str(shot_dir(tmp_path) / "name-setting.png"))
+
+
+def host_leads(state: Any) -> bool:
+    return bool(state.deal.turn == 0)
+
+
+def test_renaming_twice_during_your_own_lead_shows_the_second_name(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    """Issue 28, defect 5: while we lead nobody moves, so the version stands still; the
+    second new name must be sent (and shown) all the same."""
+    seed, _ = find_seed("classic", host_leads)
+    host_seat, guest_seat = live.create_table(seed=seed, humans=2, bots=["normal"])
+    host = new_page()
+    host.goto(live.seat_url(host_seat))
+    first = wait_joined(host)
+    assert first["view"]["turn"] == 0
+    guest = new_page()
+    guest.goto(live.seat_url(guest_seat))
+    wait_joined(guest)
+    set_name(host, "Mei")
+    guest.wait_for_selector("#seat-left-name:text-is('Mei')")
+    set_name(host, "Lin")
+    guest.wait_for_selector("#seat-left-name:text-is('Lin')")
+    assert state(host)["version"] == first["version"], "nobody moved in between"
+
+
+def test_a_name_only_the_server_refuses_shows_its_reason_and_is_not_sent_again(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    """The client does not restate the server's rules (look-alikes of the bots' names by
+    confusable skeleton, marks without a letter): it sends the name and shows the refusal."""
+    (seat,) = live.create_table(seed=3, bot_speed_ms=0)
+    page = new_page()
+    record_sent_frames(page)
+    page.goto(live.seat_url(seat))
+    wait_joined(page)
+    set_name(page, "\u0410nna")  # a Cyrillic A: looks like the bot Anna
+    page.wait_for_function(
+        "() => document.querySelector('#name-why').textContent.includes('looks like')"
+    )
+    why = page.inner_text("#name-why")
+    assert why.startswith(strings("en")["name.refused"].split("{")[0])
+    assert page.get_attribute("#name-input", "aria-invalid") == "true"
+    page.keyboard.press("Escape")
+    # The next states (our move, the bots' answers) do not send it again.
+    version = state(page)["version"]
+    take_turn_with_hint_or_pass(page)
+    page.wait_for_function(f"() => pdk.state().version > {version}")
+    assert sent_types(page).count("rename") == 1

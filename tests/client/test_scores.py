@@ -15,6 +15,7 @@ from client_helpers import (
     click_card,
     find_seed,
     hand_codes,
+    play_to_result,
     strings,
     wait_joined,
     wait_version_above,
@@ -88,3 +89,60 @@ def test_play_is_dimmed_for_a_first_play_without_the_three_of_spades(
         click_card(page, "3S")
         click_card(page, threes[1])
         assert page.get_attribute("#btn-play", "aria-disabled") == "true"
+
+
+def signed(n: int) -> str:
+    return f"+{n}" if n > 0 else str(n)
+
+
+def assert_scores_are_the_match_totals(page: Any) -> None:
+    """Once a deal is over, each seat's score is its match total: a bomb paid during the
+    deal is in it exactly once (it is in the deal total, not added again)."""
+    view = page.evaluate("pdk.state().view")
+    totals = view["result"]["match_totals"]
+    assert totals == view["totals"]
+    assert page.inner_text("#me-info .score") == signed(totals[0])
+    assert page.inner_text("#seat-right .score") == signed(totals[1])
+    assert page.inner_text("#seat-left .score") == signed(totals[2])
+    page.wait_for_selector("#result-sheet[open]")
+    shown = page.eval_on_selector_all(
+        '#result-sheet td[data-col="matchTotal"]', "cells => cells.map(c => c.textContent)"
+    )
+    assert shown == [signed(totals[s]) for s in (0, 1, 2)]
+
+
+@pytest.mark.parametrize("deals", [1, 5])
+def test_a_bomb_counts_once_in_the_scores_at_deal_end_and_at_match_end(
+    deals: int, live: Live, new_page: Callable[..., Any]
+) -> None:
+    """Issue 28, defect 13: the scores are pinned after the deal and after the match (a
+    one-deal match ends with its deal; in a longer one the next deal adds to them)."""
+    seed, _ = find_seed("classic", we_lead_with_four_threes)
+    (seat,) = live.create_table(seed=seed, rules="classic", bot_speed_ms=0, deals=deals)
+    page = new_page()
+    page.goto(live.seat_url(seat))
+    wait_joined(page)
+    for code in ("3S", "3H", "3D", "3C"):
+        click_card(page, code)
+    version = page.evaluate("pdk.state().version")
+    page.click("#btn-play")
+    wait_version_above(page, version)
+    assert page.evaluate("pdk.state().view.bomb_points[0]") == 20
+    end = play_to_result(page)
+    result = end["view"]["result"]
+    assert result["bomb_points"][0] == 20
+    assert result["deal_totals"][0] == 20 + result["card_points"][0]
+    assert end["view"]["match_over"] == (deals == 1)
+    assert_scores_are_the_match_totals(page)
+    if deals == 1:
+        return
+
+    version = page.evaluate("pdk.state().version")
+    page.click("#btn-next-deal")
+    wait_version_above(page, version)
+    page.wait_for_selector("#result-sheet:not([open])", state="attached")
+    second = play_to_result(page)["view"]["result"]
+    assert second["match_totals"] == [
+        a + b for a, b in zip(result["deal_totals"], second["deal_totals"], strict=True)
+    ]
+    assert_scores_are_the_match_totals(page)
