@@ -47,6 +47,15 @@ COLOURS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#7
 # How long a recovery code works once issued.
 RECOVERY_SECONDS = 24 * 3600
 
+# KEYS[1]: the recovery key; ARGV[1]: the digest of the code brought.
+_CLAIM = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+"""
+
 _ID = re.compile(r"[A-Za-z0-9_-]{16}")
 _SECRET = re.compile(r"[A-Za-z0-9_-]{32}")
 
@@ -98,6 +107,7 @@ class PlayerStore:
     def __init__(self, redis: Redis, ttl_seconds: int) -> None:
         self._redis = redis
         self._ttl = ttl_seconds
+        self._claim = redis.register_script(_CLAIM)
 
     async def create(self) -> tuple[Player, str]:
         """A new player and its credential (shown once: only its hash is kept)."""
@@ -181,9 +191,9 @@ class PlayerStore:
         if parsed is None:
             return None
         player_id, code = parsed
-        # GETDEL: a code works once, even when two devices claim it at the same time.
-        stored = await self._redis.getdel(_key(player_id, "recovery"))
-        if stored is None or not hmac.compare_digest(_text(stored), hash_token(code)):
+        # Compare and delete in one step: a code works once, even when two devices claim
+        # it at the same time, and a wrong guess does not spend the right code.
+        if not await self._claim(keys=[_key(player_id, "recovery")], args=[hash_token(code)]):
             return None
         secret = secrets.token_urlsafe(24)
         await self._redis.hset(_key(player_id), "secret", hash_token(secret))
