@@ -269,7 +269,9 @@ class LobbyRoutes:
     async def register_table(self, create: CreateTableRequest, created: CreatedTable) -> str:
         """The code of a table just created by ``POST /api/tables``: its seats but the
         host's are the code's to hand out."""
-        bots = ",".join(create.bots) if create.bots is not None else "normal"
+        # The bot seats' levels as the table got them (``tables.build_table``).
+        levels = create.bots if create.bots is not None else ["normal"] * (3 - create.humans)
+        bots = ",".join(levels)
         free = [(s.seat, s.token) for s in created.seats if s.seat != HOST_SEAT]
         return await self.codes.register(
             created.table, rules=create.rules, deals=create.deals, bots=bots, free=free
