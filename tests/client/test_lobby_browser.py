@@ -4,6 +4,7 @@ code (and its QR) seats a fourth at an open table, and the sheet fits a 360 px p
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,8 @@ from typing import Any
 
 import pytest
 from client_helpers import Live, shot_dir, wait_joined
+
+from server.players import COLOURS
 
 pytestmark = pytest.mark.browser
 
@@ -147,3 +150,10 @@ def test_the_lobby_sheet_fits_and_its_controls_are_tall_enough(
     assert small == []
     if width != 360:
         page.screenshot(path=str(shot_dir(tmp_path) / f"lobby-{width}.png"))
+
+
+def test_the_clients_colours_are_the_servers() -> None:
+    source = (Path(__file__).parents[2] / "client" / "js" / "lobby.js").read_text("utf-8")
+    found = re.search(r"export const COLOURS = \[([^\]]*)\]", source)
+    assert found is not None
+    assert tuple(re.findall(r'"(#[0-9a-f]{6})"', found[1])) == COLOURS
