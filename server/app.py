@@ -198,6 +198,8 @@ def create_app(
         metrics.track(live_tables=lambda: len(registry))
         codes = Codes(clients.tables, settings.table_ttl_seconds, settings.max_open_tables)
         feed = LobbyFeed(codes, clients.node, settings.lobby_watchers)
+        # Closed when the server drains (cli), so open lobby streams do not hold it up.
+        app.state.lobby_feed = feed
         lobby.start(
             players=PlayerStore(clients.tables, settings.player_ttl_seconds),
             codes=codes,

@@ -62,8 +62,18 @@ class LobbyFeed:
         self._version = 0
         self._changed = asyncio.Condition()
         self._reader: asyncio.Task[None] | None = None
+        self._closed = False
+
+    def closed(self) -> bool:
+        """Whether ``close`` ran (a method: it changes while a watcher waits)."""
+        return self._closed
 
     async def close(self) -> None:
+        """End every watcher's stream (a draining server must not wait on them) and the
+        subscription."""
+        async with self._changed:
+            self._closed = True
+            self._changed.notify_all()
         if self._reader is not None:
             self._reader.cancel()
             await asyncio.gather(self._reader, return_exceptions=True)
@@ -71,7 +81,7 @@ class LobbyFeed:
 
     async def watch(self) -> AsyncGenerator[bytes, None]:
         """The list now, then each new list as it changes; ``LobbyBusy`` when full."""
-        if self.watchers >= self._max:
+        if self.watchers >= self._max or self._closed:
             raise LobbyBusy
         self.watchers += 1
         try:
@@ -80,8 +90,10 @@ class LobbyFeed:
             seen = 0
             while True:
                 async with self._changed:
-                    while self._version in (0, seen):
+                    while self._version in (0, seen) and not self.closed():
                         await self._changed.wait()
+                    if self.closed():
+                        return
                     seen = self._version
                     snapshot = self._snapshot
                 yield snapshot
