@@ -33,6 +33,7 @@ import httpx
 
 from bench.cluster import start_servers, stop_servers
 from server.redis_embedded import EmbeddedRedis
+from server.rooms.tokens import hash_token, new_token
 
 __all__ = ["QUICK_MATCH_LIMITS", "Seated", "main", "run_players", "summary"]
 
@@ -74,12 +75,12 @@ async def _one(
     player = made.json()
     headers = {"Authorization": f"Bearer {player['credential']}"}
     began = time.monotonic()
-    joined = await http.post(
-        f"{urls[(index + 1) % len(urls)]}/api/match", headers=headers, json={"rules": "classic"}
-    )
-    joined.raise_for_status()
-    token = joined.json()["token"]
-    place = joined.json()
+    # The seat token is made here and only its hash sent, so a join whose answer is lost
+    # is simply sent again: it finds the place the first one got.
+    token = new_token()
+    body = {"rules": "classic", "token_hash": hash_token(token)}
+    join_url = f"{urls[(index + 1) % len(urls)]}/api/match"
+    place = (await _retry(lambda: http.post(join_url, headers=headers, json=body))).json()
     poll_url = f"{urls[(index + 2) % len(urls)]}/api/match"
     while place["status"] != "seated":
         if place["status"] != "queued":

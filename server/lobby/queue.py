@@ -287,6 +287,17 @@ class Matchmaker:
         ``"queue"``, ``"table"`` or ``"nothing"``."""
         return _text(await self._leave(keys=["pdk:{mm}:seen"], args=[player]))
 
+    async def token_hash_of(self, player: str, place: Place) -> str | None:
+        """The seat-token hash ``player`` joined with, for their ``place``."""
+        if place.table is not None and place.seat is not None:
+            group = await self.group_of(place.table)
+            if group is None or place.seat >= len(group.members):
+                return None
+            member = group.members[place.seat]
+            return member.token_hash if member.player == player else None
+        entry = await self._redis.get(f"pdk:{{mm}}:entry:{player}")
+        return None if entry is None else str(json.loads(_text(entry)).get("hash"))
+
     async def group_of(self, table_id: str) -> Group | None:
         """The group a table was made for (None once its record expired)."""
         record = await self._redis.get(f"pdk:{{mm}}:match:{table_id}")

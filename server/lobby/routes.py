@@ -79,6 +79,9 @@ class _Open(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 class _QuickMatch(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     rules: Annotated[str, msgspec.Meta(max_length=20)] = "classic"
     deals: int = 1
+    # The SHA-256 of a seat token the client made itself: the server never sees the
+    # token, and a join repeated after a lost answer finds the same place.
+    token_hash: Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")] | None = None
 
 
 class _Refusal(Exception):
@@ -340,17 +343,25 @@ class LobbyRoutes:
             queue = queue_name(wanted.rules, wanted.deals)
         except ValueError as exc:
             raise _Refusal(400, "bad_request", str(exc)) from None
-        token = new_token()
-        member = Member(player.id, player.name, player.colour, hash_token(token))
+        token = new_token() if wanted.token_hash is None else None
+        token_hash = wanted.token_hash or hash_token(token or "")
+        member = Member(player.id, player.name, player.colour, token_hash)
         place, group, already = await self.matchmaker.join(member, queue, new_table_id())
         if place is None:
             raise _Refusal(503, "queue_full", "the quick-match queues are full; try again soon")
         if already:
+            # The same join again (its answer was lost): the place it got.
+            if wanted.token_hash is not None and (
+                await self.matchmaker.token_hash_of(player.id, place) == wanted.token_hash
+            ):
+                await self._seat(place, None)
+                return _json(_place_json(place))
             raise _Refusal(
                 409, "already_matched", "you are already queued or seated: leave that first"
             )
         await self._seat(place, group)
-        return _json(_place_json(place) | {"token": token}, 201)
+        answer = _place_json(place) | ({"token": token} if token is not None else {})
+        return _json(answer, 201)
 
     async def _seat(self, place: Place | None, group: Any) -> None:
         """Make the table of a group this step seated, or of the player's own table if

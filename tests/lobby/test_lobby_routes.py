@@ -4,6 +4,7 @@ in-process, a real Redis, httpx and the ``websockets`` client."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -217,3 +218,22 @@ async def test_quick_match_refuses_strangers_unknown_queues_and_a_flood_of_joins
         await http.delete("/api/match", headers=auth(credential))
     refused = await http.post("/api/match", headers=auth(credential), json={})
     assert refused.status_code == 429
+
+
+async def test_a_join_sent_again_with_its_own_token_hash_finds_the_same_place(
+    http: httpx.AsyncClient,
+) -> None:
+    _, credential = await new_player(http, "10.0.6.1")
+    mine = hashlib.sha256(b"my own seat token").hexdigest()
+    body = {"rules": "kawu", "token_hash": mine}
+    first = await http.post("/api/match", headers=auth(credential, "10.0.6.1"), json=body)
+    assert first.status_code == 201, first.text
+    assert "token" not in first.json()
+    again = await http.post("/api/match", headers=auth(credential, "10.0.6.1"), json=body)
+    assert again.status_code == 200
+    assert again.json()["queue"] == first.json()["queue"] == "kawu:1"
+    other = {"rules": "kawu", "token_hash": "0" * 64}
+    refused = await http.post("/api/match", headers=auth(credential, "10.0.6.1"), json=other)
+    assert refused.json()["error"]["code"] == "already_matched"
+    bad = {"token_hash": "not-a-digest"}
+    assert (await http.post("/api/match", headers=auth(credential), json=bad)).status_code == 400
