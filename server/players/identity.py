@@ -140,18 +140,18 @@ class PlayerStore:
         if parsed is None:
             return None
         player_id, secret = parsed
-        fields = await self._redis.hmget(_key(player_id), ["secret", "name", "colour", "created"])
+        # One round trip: read and refresh together.  A wrong secret refreshes an
+        # identity's expiry too, which only someone who knows its id could do, and which
+        # gives them nothing.
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.hmget(_key(player_id), ["secret", "name", "colour", "created"])
+            pipe.expire(_key(player_id), self._ttl)
+            pipe.expire(_key(player_id, "stats"), self._ttl)
+            fields, _, _ = await pipe.execute()
         stored, name, colour, created = (None if f is None else _text(f) for f in fields)
         if stored is None or not hmac.compare_digest(stored, hash_token(secret)):
             return None
-        await self._refresh(player_id)
         return Player(player_id, str(name), str(colour), float(created or 0))
-
-    async def _refresh(self, player_id: str) -> None:
-        async with self._redis.pipeline(transaction=False) as pipe:
-            pipe.expire(_key(player_id), self._ttl)
-            pipe.expire(_key(player_id, "stats"), self._ttl)
-            await pipe.execute()
 
     async def update(
         self, player: Player, *, name: str | None = None, colour: str | None = None
