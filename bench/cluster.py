@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,7 @@ def cpu(pid: int) -> float:
 
 
 def start_servers(
-    count: int, redis_url: str, logs: Path
+    count: int, redis_url: str, logs: Path, extra: Sequence[str] = ()
 ) -> list[tuple[subprocess.Popen[bytes], str]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PAODEKUAI_")}
     started = []
@@ -77,7 +78,7 @@ def start_servers(
             proc = subprocess.Popen(
                 [sys.executable, "-m", "server", "serve", "--host", "127.0.0.1",
                  "--port", str(port), "--redis-url", redis_url, "--log-level", "warning",
-                 *BENCH_LIMITS],
+                 *BENCH_LIMITS, *extra],
                 cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, preexec_fn=_die_with_us,
             )  # fmt: skip

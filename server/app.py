@@ -39,8 +39,13 @@ from server.cluster.node import Node
 from server.config import Settings
 from server.connection import SendNow
 from server.engine import EngineError
+from server.lobby import LobbyLimits, LobbyRoutes
+from server.lobby.codes import Codes
+from server.lobby.listing import LobbyFeed
+from server.lobby.queue import Matchmaker
 from server.operator_access import from_this_host, is_admin
 from server.origins import HostAllowList, host_header, origin_allowed
+from server.players import PlayerStore
 from server.rooms import tables
 from server.rooms.history import HistoryCache, PageOutOfRange
 from server.rooms.names import NameRefused
@@ -149,6 +154,22 @@ def create_app(
     def services() -> _Services:
         return holder["services"]
 
+    # Players, room codes, the lobby and quick match (server.lobby).
+    lobby = LobbyRoutes(
+        LobbyLimits(
+            player_writes_per_minute=settings.player_writes_per_minute,
+            codes_per_minute=settings.codes_per_minute,
+            lobby_watchers_per_minute=settings.lobby_watchers_per_minute,
+            queue_joins_per_minute=settings.queue_joins_per_minute,
+            queue_polls_per_second=settings.queue_polls_per_second,
+            max_tables=settings.max_tables,
+        ),
+        client_of=lambda request: client_address(
+            request.client.host if request.client else None, request.scope["headers"], proxies
+        ),
+        read_body=lambda request: _read_body(request, settings.request_timeout_seconds),
+    )
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         clients = await connect(redis_url)
@@ -196,9 +217,28 @@ def create_app(
         app.state.registry = registry
         app.state.node = node
         metrics.track(live_tables=lambda: len(registry))
+        codes = Codes(clients.tables, settings.table_ttl_seconds, settings.max_open_tables)
+        feed = LobbyFeed(codes, clients.node, settings.lobby_watchers)
+        # Closed when the server drains (cli), so open lobby streams do not hold it up.
+        app.state.lobby_feed = feed
+        lobby.start(
+            players=PlayerStore(clients.tables, settings.player_ttl_seconds),
+            codes=codes,
+            feed=feed,
+            matchmaker=Matchmaker(
+                clients.tables,
+                wait_ms=settings.match_wait_seconds * 1000,
+                drop_ms=settings.queue_drop_seconds * 1000,
+                seat_ttl_ms=settings.unjoined_table_ttl_seconds * 1000,
+                max_queued=settings.max_queued,
+            ),
+            store=store,
+            buckets=holder["services"].buckets,
+        )
         try:
             yield
         finally:
+            await feed.close()
             await node.close()
             # Refills and flood counts in flight finish before their Redis client goes.
             await holder["services"].seat_limiter.settled()
@@ -265,7 +305,12 @@ def create_app(
         except (RedisError, OSError, StoreError) as exc:
             log.warning("cannot create a table: %s", exc)
             return _error(503, "storage_unavailable", "the table store is unreachable")
-        return _Json(created, status_code=201)
+        try:
+            code = await lobby.register_table(create, created)
+        except (RedisError, OSError) as exc:
+            log.warning("cannot give table %s a code: %s", created.table, exc)
+            return _error(503, "storage_unavailable", "the table store is unreachable")
+        return _Json(msgspec.to_builtins(created) | {"code": code}, status_code=201)
 
     async def history_budget(key: str, who: str) -> Response | None:
         """None if ``key``'s shared budget (``server.budgets``, over every process) lets
@@ -421,6 +466,7 @@ def create_app(
             Route("/healthz", healthz, methods=["GET"]),
             Route("/api/usage", usage, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),
+            *lobby.routes(),
             Mount(
                 "/",
                 StaticFiles(directory=settings.client_dir, html=True, check_dir=False),

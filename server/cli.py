@@ -278,6 +278,9 @@ def serve(settings: Settings) -> int:
             node = getattr(app.state, "node", None)
             if node is not None:
                 await node.drain()
+            feed = getattr(app.state, "lobby_feed", None)
+            if feed is not None:
+                await feed.close()
 
         _Server(config, announce, hand_over).run()
         return 0

@@ -149,6 +149,19 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     # to wait for them before the write counts as failed.
     redis_replica_acks: int = 0
     redis_replica_ack_timeout_seconds: float = 1.0
+    # Players, room codes, the lobby and quick match (server.players, server.lobby,
+    # docs/operations.md "Players and the lobby").
+    player_ttl_seconds: int = 180 * 24 * 3600
+    player_writes_per_minute: int = 10
+    codes_per_minute: int = 20
+    max_open_tables: int = 200
+    lobby_watchers: int = 500
+    lobby_watchers_per_minute: int = 20
+    queue_joins_per_minute: int = 20
+    queue_polls_per_second: int = 5
+    match_wait_seconds: int = 20
+    queue_drop_seconds: int = 10
+    max_queued: int = 10_000
 
     def __post_init__(self) -> None:
         if not self.host.strip():
@@ -245,6 +258,17 @@ _RANGES: tuple[tuple[str, float, float], ...] = (
     ("table_ttl_per_action_seconds", 0, 7 * 24 * 3600),
     ("redis_replica_acks", 0, 16),
     ("redis_replica_ack_timeout_seconds", 0.01, 60),
+    ("player_ttl_seconds", 3600, 5 * 365 * 24 * 3600),
+    ("player_writes_per_minute", 1, 1_000_000),
+    ("codes_per_minute", 1, 1_000_000),
+    ("max_open_tables", 1, 100_000),
+    ("lobby_watchers", 0, 1_000_000),
+    ("lobby_watchers_per_minute", 1, 1_000_000),
+    ("queue_joins_per_minute", 1, 1_000_000),
+    ("queue_polls_per_second", 1, 1000),
+    ("match_wait_seconds", 1, 3600),
+    ("queue_drop_seconds", 2, 3600),
+    ("max_queued", 3, 10_000_000),
 )
 # Guessing a token this long by trying is hopeless (``secrets.token_urlsafe(24)`` is 32).
 _MIN_ADMIN_TOKEN_CHARS = 24
@@ -463,6 +487,33 @@ OPTIONS: tuple[Option, ...] = (
     Option("redis_replica_ack_timeout_seconds", "--redis-replica-ack-timeout",
            "PAODEKUAI_REDIS_REPLICA_ACK_TIMEOUT", "SECONDS", _parse_seconds,
            "how long a write waits for those replicas (1, 500ms) before it counts as failed"),
+    Option("player_ttl_seconds", "--player-ttl", "PAODEKUAI_PLAYER_TTL", "DURATION",
+           parse_duration, "a player identity unused this long is deleted, with its statistics"),
+    Option("player_writes_per_minute", "--player-writes-per-minute",
+           "PAODEKUAI_PLAYER_WRITES_PER_MINUTE", "N", _parse_int,
+           "identities one client address may create, and profile changes one player may "
+           "make, a minute"),
+    Option("codes_per_minute", "--codes-per-minute", "PAODEKUAI_CODES_PER_MINUTE", "N",
+           _parse_int, "room code look-ups and joins one client address may make a minute"),
+    Option("max_open_tables", "--max-open-tables", "PAODEKUAI_MAX_OPEN_TABLES", "N",
+           _parse_int, "tables the lobby lists at once (shared by every process)"),
+    Option("lobby_watchers", "--lobby-watchers", "PAODEKUAI_LOBBY_WATCHERS", "N", _parse_int,
+           "lobby event streams one process serves at once (0: no live lobby)"),
+    Option("lobby_watchers_per_minute", "--lobby-watchers-per-minute",
+           "PAODEKUAI_LOBBY_WATCHERS_PER_MINUTE", "N", _parse_int,
+           "lobby event streams one client address may open a minute"),
+    Option("queue_joins_per_minute", "--queue-joins-per-minute",
+           "PAODEKUAI_QUEUE_JOINS_PER_MINUTE", "N", _parse_int,
+           "quick-match joins one player, and one client address, may make a minute"),
+    Option("queue_polls_per_second", "--queue-polls-per-second",
+           "PAODEKUAI_QUEUE_POLLS_PER_SECOND", "N", _parse_int,
+           "quick-match status requests one player may make a second"),
+    Option("match_wait_seconds", "--match-wait", "PAODEKUAI_MATCH_WAIT", "DURATION",
+           parse_duration, "a quick-match player waiting this long is seated with bots"),
+    Option("queue_drop_seconds", "--queue-drop", "PAODEKUAI_QUEUE_DROP", "DURATION",
+           parse_duration, "a queued player not heard from this long leaves the queue"),
+    Option("max_queued", "--max-queued", "PAODEKUAI_MAX_QUEUED", "N", _parse_int,
+           "players all quick-match queues together may hold"),
 )  # fmt: skip
 
 

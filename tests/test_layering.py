@@ -33,6 +33,7 @@ LAYERS: list[dict[str, tuple[str, ...]]] = [
     },
     {"rooms": ("server.rooms",), "wire": ("server.protocol",)},
     {"shared budgets": ("server.budgets", "server.seat_limits")},
+    {"players and lobby": ("server.players", "server.lobby")},
     {"presenter": ("server.presenter",)},
     {"settings": ("server.config",)},
     {

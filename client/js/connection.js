@@ -32,7 +32,7 @@ export async function openNewTable(notice) {
   try {
     const res = await createTable(app.settings, app.settings.name || null);
     const [mine, ...others] = res.seats;
-    app.session = { table: res.table, token: mine.token, seat: mine.seat, invites: others };
+    app.session = { table: res.table, token: mine.token, seat: mine.seat, invites: others, code: res.code };
     app.links = linksFrom(app.session);
     saveSession(app.session);
     connect();

@@ -50,6 +50,7 @@ import {
   watchedView,
 } from "./seats.js";
 import { SettingsSheet } from "./settings.js";
+import { initLobby } from "./lobby.js";
 import { bindNarration, narrate, toast } from "./narrate.js";
 import { cue, played, setSound } from "./sound.js";
 import { clearSession, loadSession, saveSession, saveSettings, sessionFromHash } from "./store.js";
@@ -430,6 +431,8 @@ async function start() {
   await setLanguage(app.settings.lang || detectLanguage());
   applyDisplay();
   bindInput();
+  // A room code or recovery link in the address becomes what it leads to first.
+  await initLobby();
   const replay = replayFromHash();
   if (replay) history.replaceState(null, "", location.pathname + location.search);
   const invited = sessionFromHash();

@@ -1,0 +1,304 @@
+"""Quick match: a queue per rules preset and match length, paired three at a time.
+
+The queue lives in Redis, so any process may take a player's join, poll or leave.
+Every step is one Lua script, so pairing is atomic across processes: a player is
+popped from the queue and given a seat in the same step, and ``where`` (one key per
+player) says the one place a player is, queued or seated, never two.  All keys share
+the hash tag ``{mm}``, so each script stays in one slot on Redis Cluster (the queues
+are small and each step is microseconds of Redis time; ``bench/quick_match.py``):
+
+- ``pdk:{mm}:q:<queue>``: sorted set, queued player -> when they joined (ms);
+- ``pdk:{mm}:seen``: sorted set, every queued player -> when last heard from (ms);
+- ``pdk:{mm}:entry:<player>``: the player's name, colour and seat token's hash;
+- ``pdk:{mm}:where:<player>``: ``q:<queue>`` or ``t:<table>:<seat>``;
+- ``pdk:{mm}:match:<table>``: the group a table was made for (JSON), so that any
+  process can create the table if the one that paired them died first.
+
+Each step first drops players not heard from for ``drop_ms`` (a closed tab stops
+polling), then pairs: three or more queued are seated three at a time, oldest
+first; a queue whose oldest player has waited ``wait_ms`` is seated as it is, with
+bots in the missing seats.  ``where`` and ``match`` records expire after
+``seat_ttl_ms`` unless refreshed by the player's polls.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from server import engine
+from server.rooms.store import Redis
+
+__all__ = ["Group", "Matchmaker", "Member", "Place", "queue_name"]
+
+# KEYS[1]: the queue's key (it routes the script; every key shares the tag).
+# Shared head: purge(now, drop_ms) and pair(queue, now, wait_ms, ttl_ms, table).
+_HEAD = """
+local P = 'pdk:{mm}:'
+local function now_ms(given)
+  if given ~= '' then return tonumber(given) end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function purge(now, drop_ms)
+  local gone = redis.call('ZRANGEBYSCORE', P .. 'seen', '-inf', now - drop_ms, 'LIMIT', 0, 200)
+  for _, who in ipairs(gone) do
+    local w = redis.call('GET', P .. 'where:' .. who)
+    if w and string.sub(w, 1, 2) == 'q:' then
+      redis.call('ZREM', P .. 'q:' .. string.sub(w, 3), who)
+      redis.call('DEL', P .. 'where:' .. who)
+    end
+    redis.call('DEL', P .. 'entry:' .. who)
+    redis.call('ZREM', P .. 'seen', who)
+  end
+end
+local function pair(queue, now, wait_ms, ttl_ms, table_id)
+  local qkey = P .. 'q:' .. queue
+  local n = redis.call('ZCARD', qkey)
+  if n == 0 then return nil end
+  local take = 0
+  if n >= 3 then
+    take = 3
+  else
+    local oldest = redis.call('ZRANGE', qkey, 0, 0, 'WITHSCORES')
+    if now - tonumber(oldest[2]) >= wait_ms then take = n end
+  end
+  if take == 0 then return nil end
+  local popped = redis.call('ZPOPMIN', qkey, take)
+  local members = {}
+  for i = 1, #popped, 2 do
+    local who = popped[i]
+    local seat = #members
+    local entry = redis.call('GET', P .. 'entry:' .. who)
+    table.insert(members, {who, entry or '{}'})
+    redis.call('SET', P .. 'where:' .. who, 't:' .. table_id .. ':' .. seat, 'PX', ttl_ms)
+    redis.call('DEL', P .. 'entry:' .. who)
+    redis.call('ZREM', P .. 'seen', who)
+  end
+  local record = cjson.encode({queue = queue, members = members})
+  redis.call('SET', P .. 'match:' .. table_id, record, 'PX', ttl_ms)
+  return record
+end
+"""
+
+# ARGV: player, queue, now ('' for Redis's TIME), entry JSON, wait_ms, drop_ms,
+# seat_ttl_ms, most queued, a fresh table id.
+# Returns {status, where, match JSON or ''}: status 'queued', 'busy' or 'already'.
+_JOIN = (
+    _HEAD
+    + """
+local who, queue = ARGV[1], ARGV[2]
+local now = now_ms(ARGV[3])
+purge(now, tonumber(ARGV[6]))
+local w = redis.call('GET', P .. 'where:' .. who)
+if w then return {'already', w, ''} end
+if redis.call('ZCARD', P .. 'seen') >= tonumber(ARGV[8]) then return {'busy', '', ''} end
+redis.call('ZADD', P .. 'q:' .. queue, now, who)
+redis.call('ZADD', P .. 'seen', now, who)
+redis.call('SET', P .. 'entry:' .. who, ARGV[4], 'PX', tonumber(ARGV[7]))
+redis.call('SET', P .. 'where:' .. who, 'q:' .. queue, 'PX', tonumber(ARGV[7]))
+local made = pair(queue, now, tonumber(ARGV[5]), tonumber(ARGV[7]), ARGV[9])
+return {'queued', redis.call('GET', P .. 'where:' .. who), made or ''}
+"""
+)
+
+# ARGV: player, now, wait_ms, drop_ms, seat_ttl_ms, a fresh table id.
+# Returns {where or '', match JSON or '', ms waited or -1}.
+_POLL = (
+    _HEAD
+    + """
+local who = ARGV[1]
+local now = now_ms(ARGV[2])
+local ttl = tonumber(ARGV[5])
+local w = redis.call('GET', P .. 'where:' .. who)
+if w and string.sub(w, 1, 2) == 'q:' then
+  redis.call('ZADD', P .. 'seen', 'XX', now, who)
+end
+purge(now, tonumber(ARGV[4]))
+w = redis.call('GET', P .. 'where:' .. who)
+if not w then return {'', '', -1} end
+if string.sub(w, 1, 2) == 't:' then
+  redis.call('PEXPIRE', P .. 'where:' .. who, ttl)
+  return {w, '', -1}
+end
+local queue = string.sub(w, 3)
+local joined = redis.call('ZSCORE', P .. 'q:' .. queue, who)
+local made = pair(queue, now, tonumber(ARGV[3]), ttl, ARGV[6])
+redis.call('PEXPIRE', P .. 'where:' .. who, ttl)
+redis.call('PEXPIRE', P .. 'entry:' .. who, ttl)
+return {redis.call('GET', P .. 'where:' .. who), made or '', now - tonumber(joined or now)}
+"""
+)
+
+# ARGV: player.  Returns what the player left: 'queue', 'table' or 'nothing'.
+_LEAVE = """
+local P = 'pdk:{mm}:'
+local who = ARGV[1]
+local w = redis.call('GET', P .. 'where:' .. who)
+if not w then return 'nothing' end
+redis.call('DEL', P .. 'where:' .. who)
+if string.sub(w, 1, 2) == 'q:' then
+  redis.call('ZREM', P .. 'q:' .. string.sub(w, 3), who)
+  redis.call('ZREM', P .. 'seen', who)
+  redis.call('DEL', P .. 'entry:' .. who)
+  return 'queue'
+end
+return 'table'
+"""
+
+
+def queue_name(rules: str, deals: int) -> str:
+    """The queue of a rules preset and match length; ``ValueError`` for others."""
+    if rules not in engine.PRESETS:
+        raise ValueError(f"rules must be one of {', '.join(engine.PRESETS)}, not {rules!r}")
+    if deals not in engine.MATCH_LENGTHS:
+        lengths = ", ".join(str(d) for d in engine.MATCH_LENGTHS)
+        raise ValueError(f"deals must be one of {lengths}, not {deals!r}")
+    return f"{rules}:{deals}"
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A queued player as a table is made for them."""
+
+    player: str
+    name: str
+    colour: str
+    token_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Players seated together (seat i is ``members[i]``), the rest of the seats bots."""
+
+    table: str
+    rules: str
+    deals: int
+    members: tuple[Member, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a player is: queued (``table`` None, ``waited_ms`` so far) or seated."""
+
+    queue: str | None
+    table: str | None
+    seat: int | None
+    waited_ms: int = 0
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _place(where: str, waited_ms: int = 0) -> Place | None:
+    if where.startswith("q:"):
+        return Place(where[2:], None, None, max(0, waited_ms))
+    if where.startswith("t:"):
+        table, _, seat = where[2:].rpartition(":")
+        return Place(None, table, int(seat))
+    return None
+
+
+def group_from_record(table: str, record: str) -> Group:
+    """The group a ``match`` record describes."""
+    data = json.loads(record)
+    rules, _, deals = str(data["queue"]).partition(":")
+    members = tuple(
+        Member(
+            player=str(who),
+            name=str(entry.get("name", "")),
+            colour=str(entry.get("colour", "")),
+            token_hash=str(entry.get("hash", "")),
+        )
+        for who, raw in data["members"]
+        for entry in [json.loads(raw)]
+    )
+    return Group(table, rules, int(deals), members)
+
+
+class Matchmaker:
+    """The quick-match queues (see the module's docstring); ``now_ms`` None reads
+    Redis's clock, so processes on hosts whose clocks disagree still agree on waits."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        wait_ms: int,
+        drop_ms: int,
+        seat_ttl_ms: int,
+        max_queued: int,
+    ) -> None:
+        self._redis = redis
+        self._wait = wait_ms
+        self._drop = drop_ms
+        self._ttl = seat_ttl_ms
+        self._max = max_queued
+        self._join = redis.register_script(_JOIN)
+        self._poll = redis.register_script(_POLL)
+        self._leave = redis.register_script(_LEAVE)
+
+    async def join(
+        self,
+        player: Member,
+        queue: str,
+        table_id: str,
+        *,
+        now_ms: int | None = None,
+    ) -> tuple[Place | None, Group | None, bool]:
+        """Queue ``player`` (or find where they already are): their place, the group
+        this step seated (to make its table, id ``table_id``), and whether the player
+        was already queued or seated (then nothing changed)."""
+        entry = json.dumps(
+            {"name": player.name, "colour": player.colour, "hash": player.token_hash}
+        )
+        status, where, made = await self._join(
+            keys=[f"pdk:{{mm}}:q:{queue}"],
+            args=[
+                player.player, queue, "" if now_ms is None else now_ms, entry,
+                self._wait, self._drop, self._ttl, self._max, table_id,
+            ],
+        )  # fmt: skip
+        status = _text(status)
+        if status == "busy":
+            return None, None, False
+        group = group_from_record(table_id, _text(made)) if _text(made) else None
+        return _place(_text(where)), group, status == "already"
+
+    async def poll(
+        self, player: str, table_id: str, *, now_ms: int | None = None
+    ) -> tuple[Place | None, Group | None]:
+        """Where ``player`` is now (None: nowhere), after marking them heard from and
+        pairing their queue; and the group this step seated, if any."""
+        where, made, waited = await self._poll(
+            keys=["pdk:{mm}:seen"],
+            args=[
+                player, "" if now_ms is None else now_ms, self._wait, self._drop,
+                self._ttl, table_id,
+            ],
+        )  # fmt: skip
+        group = group_from_record(table_id, _text(made)) if _text(made) else None
+        return _place(_text(where), int(waited)), group
+
+    async def leave(self, player: str) -> str:
+        """Take ``player`` out of the queue or away from their quick-match seat:
+        ``"queue"``, ``"table"`` or ``"nothing"``."""
+        return _text(await self._leave(keys=["pdk:{mm}:seen"], args=[player]))
+
+    async def token_hash_of(self, player: str, place: Place) -> str | None:
+        """The seat-token hash ``player`` joined with, for their ``place``."""
+        if place.table is not None and place.seat is not None:
+            group = await self.group_of(place.table)
+            if group is None or place.seat >= len(group.members):
+                return None
+            member = group.members[place.seat]
+            return member.token_hash if member.player == player else None
+        entry = await self._redis.get(f"pdk:{{mm}}:entry:{player}")
+        return None if entry is None else str(json.loads(_text(entry)).get("hash"))
+
+    async def group_of(self, table_id: str) -> Group | None:
+        """The group a table was made for (None once its record expired)."""
+        record = await self._redis.get(f"pdk:{{mm}}:match:{table_id}")
+        return None if record is None else group_from_record(table_id, _text(record))

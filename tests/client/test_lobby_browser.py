@@ -1,0 +1,159 @@
+"""The lobby in a real Chromium: quick match puts three browsers at one table, a room
+code (and its QR) seats a fourth at an open table, and the sheet fits a 360 px phone."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from client_helpers import Live, shot_dir, wait_joined
+
+from server.players import COLOURS
+
+pytestmark = pytest.mark.browser
+
+SESSION_JS = "() => JSON.parse(localStorage.getItem('pdk.session'))"
+
+
+def wait_at(page: Any, table: str) -> dict[str, Any]:
+    """The state once the page plays at ``table`` (not the table it left)."""
+    page.wait_for_function(
+        "(t) => window.pdk && pdk.state().table?.id === t && pdk.state().view !== null", arg=table
+    )
+    state: dict[str, Any] = page.evaluate("pdk.state()")
+    return state
+
+
+def open_lobby(page: Any) -> None:
+    page.click("#btn-people")
+    page.wait_for_selector("#lobby-sheet[open]")
+    # The player exists once its name is shown.
+    page.wait_for_function("() => document.querySelector('#lobby-name').value !== ''")
+
+
+def test_three_browsers_pressing_quick_match_end_up_at_one_table(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    pages = []
+    for _ in range(3):
+        page = new_page()
+        page.goto(live.url)
+        wait_joined(page)  # a table against bots first, as for every visitor
+        open_lobby(page)
+        pages.append(page)
+    before = {page.evaluate(SESSION_JS)["table"] for page in pages}
+    for page in pages:
+        page.click("#lobby-quick")
+    sessions = []
+    for page in pages:
+        page.wait_for_function(
+            "(old) => { const s = JSON.parse(localStorage.getItem('pdk.session'));"
+            " return s && !old.includes(s.table); }",
+            arg=list(before),
+        )
+        state = wait_joined(page)
+        sessions.append((page.evaluate(SESSION_JS)["table"], state["view"]["seat"]))
+    assert len({table for table, _ in sessions}) == 1
+    assert sorted(seat for _, seat in sessions) == [0, 1, 2]
+    # Each sees the others by the names their players chose (the server's identities).
+    names = [page.input_value("#lobby-name") for page in pages]
+    shown = pages[0].evaluate("() => pdk.state().table.seats.map(s => s.name)")
+    assert sorted(shown) == sorted(names)
+
+
+def test_a_table_opened_for_people_is_listed_live_and_its_code_seats_a_fourth(
+    live: Live, new_page: Callable[..., Any], tmp_path: Path
+) -> None:
+    watcher = new_page()
+    watcher.goto(live.url)
+    wait_joined(watcher)
+    open_lobby(watcher)
+    host = new_page()
+    host.goto(live.url)
+    wait_joined(host)
+    open_lobby(host)
+    first_table = host.evaluate(SESSION_JS)["table"]
+    host.click("#lobby-new-open")
+    host.wait_for_function(
+        "(old) => JSON.parse(localStorage.getItem('pdk.session')).table !== old",
+        arg=first_table,
+    )
+    wait_at(host, host.evaluate(SESSION_JS)["table"])
+    open_lobby(host)
+    code = host.text_content("#lobby-table-code")
+    assert code is not None
+    assert len(code) == 6
+    assert host.locator("#lobby-qr svg").count() == 1
+    host.screenshot(path=str(shot_dir(tmp_path) / "lobby-invite-390.png"))
+    # The watcher's list shows the new table without a reload.
+    watcher.wait_for_selector(f"#lobby-open button[data-code='{code}']")
+    fourth = new_page()
+    fourth.goto(live.url)
+    wait_joined(fourth)
+    open_lobby(fourth)
+    fourth.fill("#lobby-code", code.lower())
+    fourth.click("#lobby-code-form button[type=submit]")
+    fourth.wait_for_function(
+        "(t) => JSON.parse(localStorage.getItem('pdk.session')).table === t",
+        arg=host.evaluate(SESSION_JS)["table"],
+    )
+    assert wait_at(fourth, host.evaluate(SESSION_JS)["table"])["view"]["seat"] == 1
+    # One seat is left: the table stays listed with one free seat.
+    watcher.wait_for_function(
+        "(c) => document.querySelector(`#lobby-open button[data-code='${c}']`)"
+        " ?.parentElement.textContent.includes('1 seat free')",
+        arg=code,
+    )
+
+
+def test_a_code_link_from_the_qr_seats_whoever_opens_it(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    request = urllib.request.Request(
+        f"{live.url}/api/tables",
+        data=json.dumps({"humans": 2, "bots": ["easy"]}).encode(),
+        headers={"content-type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        table = json.loads(response.read())
+    page = new_page()
+    page.goto(f"{live.url}/#code={table['code']}")
+    assert wait_at(page, table["table"])["view"]["seat"] == 1
+
+
+@pytest.mark.parametrize(("width", "height"), [(360, 740), (390, 844), (1280, 800)])
+def test_the_lobby_sheet_fits_and_its_controls_are_tall_enough(
+    live: Live, new_page: Callable[..., Any], tmp_path: Path, width: int, height: int
+) -> None:
+    page = new_page(width=width, height=height)
+    page.goto(live.url)
+    wait_joined(page)
+    open_lobby(page)
+    overflow = page.evaluate(
+        "() => { const b = document.querySelector('#lobby-sheet .sheet-body');"
+        " return b.scrollWidth - b.clientWidth; }"
+    )
+    assert overflow <= 0
+    small = page.evaluate(
+        "() => [...document.querySelectorAll('#lobby-sheet button, #lobby-sheet input')]"
+        ".filter(e => e.offsetParent !== null)"
+        ".map(e => [e.id || e.textContent.trim() || e.dataset.colour,"
+        " e.getBoundingClientRect().height, e.getBoundingClientRect().width])"
+        ".filter(([, h, w]) => h < 44 || w < 44)"
+    )
+    assert small == []
+    if width != 360:
+        page.screenshot(path=str(shot_dir(tmp_path) / f"lobby-{width}.png"))
+
+
+def test_the_clients_colours_are_the_servers() -> None:
+    source = (Path(__file__).parents[2] / "client" / "js" / "lobby.js").read_text("utf-8")
+    found = re.search(r"export const COLOURS = \[([^\]]*)\]", source)
+    assert found is not None
+    assert tuple(re.findall(r'"(#[0-9a-f]{6})"', found[1])) == COLOURS
