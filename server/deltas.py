@@ -1,0 +1,288 @@
+"""Per-seat deltas: what changed in one picture of the table since the last one sent.
+
+A *picture* is what a full ``state`` (or ``watch``) frame shows apart from its
+events: ``{"table": ..., "view": ...}`` as plain JSON values (dicts, lists,
+strings, numbers, booleans, null).  The presenter builds it from the one
+projection there is (``engine.seat_view`` / ``engine.public_view`` and
+``presenter.table_info``), and a delta is computed *from two pictures of the
+same eyes*: it can only ever carry what the full frame would have shown, so
+nothing hidden can leak through it that the full view would not show.
+
+``diff(old, new)`` is a generic structural diff; ``patch(old, ops)`` is its
+inverse, the client's apply (client/js/net.js does the same in JavaScript, and
+tests and bench/server.py rebuild views with this one).  An op is a JSON array
+whose length says what it does, on a path of ``/``-joined keys and list indices
+(``~0`` and ``~1`` escape ``~`` and ``/`` in a key, as in JSON Pointer):
+
+- ``[path, value]``: set the key or list item at ``path`` to ``value``;
+- ``[path]``: remove the key at ``path``;
+  (a list's length as the index appends one item);
+- ``[path, null, source]``: set ``path`` to a copy of the value at path ``source``
+  in the picture as patched so far (a move is set once, as the trick's top say, and
+  copied into the trick and the deal's moves);
+- ``[path, index, count, items]``: at ``path`` a list: remove ``count`` items
+  at ``index`` and insert ``items`` there.
+
+An empty path is the whole picture.  ``digest(picture)`` is the check a client
+makes after patching: CRC-32 of the picture's canonical JSON (keys sorted, no
+spaces, ``msgspec``'s string escapes, which are ``JSON.stringify``'s; an integer
+a JavaScript number cannot hold exactly, the fairness seed, is written as
+``null``), as 8 lowercase hex digits.  docs/protocol.md says why CRC-32.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from typing import Any
+
+import msgspec
+
+__all__ = [
+    "MAX_SAFE_INTEGER",
+    "Op",
+    "PatchError",
+    "canonical",
+    "diff",
+    "digest",
+    "patch",
+]
+
+Op = list[Any]
+
+# The largest integer a JavaScript number holds exactly (Number.MAX_SAFE_INTEGER).
+MAX_SAFE_INTEGER = (1 << 53) - 1
+
+_canonical = msgspec.json.Encoder(order="sorted")
+# A number token of 16 digits or more may be beyond MAX_SAFE_INTEGER (a string holding
+# such digits is a false alarm the exact walk then clears).
+_LONG_NUMBER = re.compile(rb"[:,\[]-?\d{16}")
+
+
+class PatchError(ValueError):
+    """A delta that does not fit the picture it is applied to (the client resyncs)."""
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1") if "~" in key or "/" in key else key
+
+
+def _unescape(key: str) -> str:
+    return key.replace("~1", "/").replace("~0", "~") if "~" in key else key
+
+
+def _join(path: str, key: str | int) -> str:
+    part = str(key) if isinstance(key, int) else _escape(key)
+    return f"{path}/{part}" if path else part
+
+
+def diff(old: Any, new: Any) -> list[Op]:
+    """The ops that turn picture ``old`` into ``new`` (both plain JSON values)."""
+    ops: list[Op] = []
+    _Differ(ops).diff(old, new, "")
+    return ops
+
+
+def _same(a: Any, b: Any) -> bool:
+    # ``True == 1`` in Python but not in JSON: a scalar keeps its type.
+    return a == b and type(a) is type(b)
+
+
+# A value this long (as JSON) is sent once per delta: again, it is a copy of the first.
+_COPY_OVER = 24
+_encode = msgspec.json.Encoder().encode
+
+
+class _Differ:
+    __slots__ = ("_sent", "ops")
+
+    def __init__(self, ops: list[Op]) -> None:
+        self.ops = ops
+        # The JSON of each container set whole so far, and the path it was set at.
+        self._sent: dict[bytes, str] = {}
+
+    def diff(self, old: Any, new: Any, path: str) -> None:
+        if isinstance(old, dict) and isinstance(new, dict):
+            if old == new:
+                return
+            for key, value in new.items():
+                sub = _join(path, key)
+                if key not in old:
+                    self.set(sub, value)
+                else:
+                    self.diff(old[key], value, sub)
+            for key in old:
+                if key not in new:
+                    self.ops.append([_join(path, key)])
+        elif isinstance(old, list) and isinstance(new, list):
+            self.diff_list(old, new, path)
+        elif not _same(old, new):
+            self.set(path, new)
+
+    def set(self, path: str, value: Any) -> None:
+        if isinstance(value, (dict, list)) and value:
+            text = _encode(value)
+            if len(text) >= _COPY_OVER:
+                source = self._sent.get(text)
+                if source is not None:
+                    self.ops.append([path, None, source])
+                    return
+                self._sent[text] = path
+        self.ops.append([path, value])
+
+    def diff_list(self, old: list[Any], new: list[Any], path: str) -> None:
+        if old == new:
+            return
+        n_old, n_new = len(old), len(new)
+        start = 0
+        limit = min(n_old, n_new)
+        while start < limit and old[start] == new[start]:
+            start += 1
+        end_old, end_new = n_old, n_new
+        while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
+            end_old -= 1
+            end_new -= 1
+        if end_old - start == end_new - start:
+            # Same length in the middle: item by item (a count changes, a flag flips).
+            for i in range(start, end_old):
+                self.diff(old[i], new[i], _join(path, i))
+        elif end_old == start == n_old and end_new == n_new == n_old + 1:
+            # One item appended (a move): set one past the end.
+            self.set(_join(path, start), new[start])
+        else:
+            self.ops.append([path, start, end_old - start, new[start:end_new]])
+
+
+def patch(picture: Any, ops: list[Op]) -> Any:
+    """``picture`` with ``ops`` applied (a new value; ``picture`` is left as it was).
+    ``PatchError`` when an op does not fit."""
+    if not isinstance(ops, list):
+        raise PatchError("the ops are a list")
+    root: list[Any] = [_copy(picture)]
+    for op in ops:
+        _apply(root, op)
+    return root[0]
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _parts(path: Any) -> list[str]:
+    if not isinstance(path, str):
+        raise PatchError(f"a path is a string, not {path!r}")
+    return path.split("/") if path else []
+
+
+def _index(node: list[Any], part: str, extra: int = 0) -> int:
+    if not part.isdigit() or int(part) >= len(node) + extra:
+        raise PatchError(f"no item {part!r} in a list of {len(node)}")
+    return int(part)
+
+
+def _child(node: Any, part: str) -> Any:
+    if isinstance(node, list):
+        return node[_index(node, part)]
+    if isinstance(node, dict):
+        key = _unescape(part)
+        if key not in node:
+            raise PatchError(f"no key {key!r}")
+        return node[key]
+    raise PatchError(f"cannot go into a {type(node).__name__} at {part!r}")
+
+
+def _at(root: list[Any], path: Any) -> Any:
+    node: Any = root[0]
+    for part in _parts(path):
+        node = _child(node, part)
+    return node
+
+
+def _apply(root: list[Any], op: Any) -> None:
+    if not isinstance(op, list) or len(op) not in (1, 2, 3, 4):
+        raise PatchError(f"an op is a list of 1 to 4 items, not {op!r}")
+    if len(op) == 4:
+        _splice(_at(root, op[0]), op[1], op[2], op[3])
+        return
+    parts = _parts(op[0])
+    if not parts:
+        if len(op) == 1:
+            raise PatchError("the picture itself cannot be removed")
+        root[0] = _copy(op[1] if len(op) == 2 else _at(root, op[2]))
+        return
+    parent = _at(root, "/".join(parts[:-1]))
+    last = parts[-1]
+    if len(op) == 1:
+        key = _unescape(last)
+        if not isinstance(parent, dict) or key not in parent:
+            raise PatchError(f"nothing to remove at {op[0]!r}")
+        del parent[key]
+        return
+    if len(op) == 3 and op[1] is not None:
+        raise PatchError(f"a copy is [path, null, source], not {op!r}")
+    value = _copy(op[1] if len(op) == 2 else _at(root, op[2]))
+    if isinstance(parent, dict):
+        parent[_unescape(last)] = value
+    elif isinstance(parent, list):
+        index = _index(parent, last, extra=1)
+        if index == len(parent):
+            parent.append(value)
+        else:
+            parent[index] = value
+    else:
+        raise PatchError(f"{op[0]!r} goes through a {type(parent).__name__}")
+
+
+def _splice(target: Any, index: Any, count: Any, items: Any) -> None:
+    if not isinstance(target, list):
+        raise PatchError("a splice is made on a list")
+    if not _count(index) or not _count(count) or index + count > len(target):
+        raise PatchError(f"cannot remove {count!r} at {index!r} of {len(target)}")
+    if not isinstance(items, list):
+        raise PatchError(f"a splice inserts a list, not {items!r}")
+    target[index : index + count] = _copy(items)
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def canonical(picture: Any) -> bytes:
+    """The picture's canonical JSON, the bytes its digest is taken of (see the module)."""
+    data = _canonical.encode(picture)
+    if _LONG_NUMBER.search(data) is not None and _has_unsafe_int(picture):
+        data = _canonical.encode(_nulled(picture))
+    return data
+
+
+def digest(picture: Any) -> str:
+    """CRC-32 of ``canonical(picture)``, as 8 lowercase hex digits."""
+    return f"{zlib.crc32(canonical(picture)):08x}"
+
+
+def _unsafe(value: Any) -> bool:
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+    )
+
+
+def _has_unsafe_int(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_unsafe_int(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_unsafe_int(v) for v in value)
+    return _unsafe(value)
+
+
+def _nulled(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _nulled(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_nulled(v) for v in value]
+    return None if _unsafe(value) else value
