@@ -23,7 +23,7 @@ whose length says what it does, on a path of ``/``-joined keys and list indices
 - ``[path, index, count, items]``: at ``path`` a list: remove ``count`` items
   at ``index`` and insert ``items`` there.
 
-An empty path is the whole picture.  ``digest(picture)`` is the check a client
+A null path is the whole picture (``""`` is the key ``""``).  ``digest(picture)`` is the check a client
 makes after patching: CRC-32 of the picture's canonical JSON (keys sorted, no
 spaces, ``msgspec``'s string escapes, which are ``JSON.stringify``'s; an integer
 a JavaScript number cannot hold exactly, the fairness seed, is written as
@@ -41,6 +41,7 @@ import msgspec
 __all__ = [
     "MAX_SAFE_INTEGER",
     "Op",
+    "Mirror",
     "PatchError",
     "canonical",
     "diff",
@@ -71,15 +72,15 @@ def _unescape(key: str) -> str:
     return key.replace("~1", "/").replace("~0", "~") if "~" in key else key
 
 
-def _join(path: str, key: str | int) -> str:
+def _join(path: str | None, key: str | int) -> str:
     part = str(key) if isinstance(key, int) else _escape(key)
-    return f"{path}/{part}" if path else part
+    return part if path is None else f"{path}/{part}"
 
 
 def diff(old: Any, new: Any) -> list[Op]:
     """The ops that turn picture ``old`` into ``new`` (both plain JSON values)."""
     ops: list[Op] = []
-    _Differ(ops).diff(old, new, "")
+    _Differ(ops).diff(old, new, None)
     return ops
 
 
@@ -101,10 +102,11 @@ class _Differ:
         # The JSON of each container set whole so far, and the path it was set at.
         self._sent: dict[bytes, str] = {}
 
-    def diff(self, old: Any, new: Any, path: str) -> None:
+    def diff(self, old: Any, new: Any, path: str | None) -> None:
         if isinstance(old, dict) and isinstance(new, dict):
             if old == new:
                 return
+            outer, self.ops = self.ops, []
             for key, value in new.items():
                 sub = _join(path, key)
                 if key not in old:
@@ -114,12 +116,23 @@ class _Differ:
             for key in old:
                 if key not in new:
                     self.ops.append([_join(path, key)])
+            inner, self.ops = self.ops, outer
+            # Several fields of a small object changed (the trick's top move): set it
+            # whole when that is shorter, which also lets it be copied.
+            if (
+                path is not None
+                and len(inner) > 1
+                and len(_encode(inner)) > len(_encode(new)) + len(path)
+            ):
+                self.set(path, new)
+            else:
+                outer += inner
         elif isinstance(old, list) and isinstance(new, list):
             self.diff_list(old, new, path)
         elif not _same(old, new):
             self.set(path, new)
 
-    def set(self, path: str, value: Any) -> None:
+    def set(self, path: str | None, value: Any) -> None:
         if isinstance(value, (dict, list)) and value:
             text = _encode(value)
             if len(text) >= _COPY_OVER:
@@ -127,10 +140,11 @@ class _Differ:
                 if source is not None:
                     self.ops.append([path, None, source])
                     return
-                self._sent[text] = path
+                if path is not None:
+                    self._sent[text] = path
         self.ops.append([path, value])
 
-    def diff_list(self, old: list[Any], new: list[Any], path: str) -> None:
+    def diff_list(self, old: list[Any], new: list[Any], path: str | None) -> None:
         if old == new:
             return
         n_old, n_new = len(old), len(new)
@@ -173,9 +187,11 @@ def _copy(value: Any) -> Any:
 
 
 def _parts(path: Any) -> list[str]:
+    if path is None:
+        return []
     if not isinstance(path, str):
-        raise PatchError(f"a path is a string, not {path!r}")
-    return path.split("/") if path else []
+        raise PatchError(f"a path is a string or null, not {path!r}")
+    return path.split("/")
 
 
 def _index(node: list[Any], part: str, extra: int = 0) -> int:
@@ -214,7 +230,7 @@ def _apply(root: list[Any], op: Any) -> None:
             raise PatchError("the picture itself cannot be removed")
         root[0] = _copy(op[1] if len(op) == 2 else _at(root, op[2]))
         return
-    parent = _at(root, "/".join(parts[:-1]))
+    parent = _at(root, "/".join(parts[:-1]) if len(parts) > 1 else None)
     last = parts[-1]
     if len(op) == 1:
         key = _unescape(last)
@@ -286,3 +302,45 @@ def _nulled(value: Any) -> Any:
     if isinstance(value, list):
         return [_nulled(v) for v in value]
     return None if _unsafe(value) else value
+
+
+class Mirror:
+    """A client's copy of its picture, kept from the frames it is sent exactly as the
+    browser keeps it (client/js/net.js): the reference the tests and bench/server.py
+    rebuild views with.  ``take`` answers each ``state``/``watch``/``delta`` frame
+    (decoded JSON) with the whole frame it stands for, or with the reason to resync
+    (a ``ResyncReason`` value) and then ignores deltas until a whole frame comes."""
+
+    __slots__ = ("kind", "picture", "version")
+
+    def __init__(self) -> None:
+        self.picture: Any = None
+        self.version: int | None = None
+        self.kind = "state"
+
+    def take(self, frame: dict[str, Any]) -> dict[str, Any] | str:
+        """The whole frame ``frame`` stands for, or why to resync."""
+        if frame["type"] in ("state", "watch"):
+            self.kind = frame["type"]
+            self.picture = {"t": frame["table"], "v": frame["view"]}
+            self.version = frame["version"]
+            return frame
+        if self.picture is None or frame["from"] != self.version:
+            self.picture = None
+            return "gap"
+        try:
+            picture = patch(self.picture, frame["ops"])
+        except PatchError:
+            self.picture = None
+            return "patch"
+        if digest(picture) != frame["digest"]:
+            self.picture = None
+            return "digest"
+        self.picture, self.version = picture, frame["version"]
+        return {
+            "type": self.kind,
+            "version": frame["version"],
+            "table": _copy(picture["t"]),
+            "view": _copy(picture["v"]),
+            "events": frame.get("events", []),
+        }
