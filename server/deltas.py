@@ -23,8 +23,8 @@ whose length says what it does, on a path of ``/``-joined keys and list indices
 - ``[path, index, count, items]``: at ``path`` a list: remove ``count`` items
   at ``index`` and insert ``items`` there.
 
-A null path is the whole picture (``""`` is the key ``""``).  ``digest(picture)`` is the check a client
-makes after patching: CRC-32 of the picture's canonical JSON (keys sorted, no
+A null path is the whole picture (``""`` is the key ``""``).  ``digest(picture)``
+is the check a client makes after patching: CRC-32 of the picture's canonical JSON (keys sorted, no
 spaces, ``msgspec``'s string escapes, which are ``JSON.stringify``'s; an integer
 a JavaScript number cannot hold exactly, the fairness seed, is written as
 ``null``), as 8 lowercase hex digits.  docs/protocol.md says why CRC-32.
@@ -40,8 +40,8 @@ import msgspec
 
 __all__ = [
     "MAX_SAFE_INTEGER",
-    "Op",
     "Mirror",
+    "Op",
     "PatchError",
     "canonical",
     "diff",

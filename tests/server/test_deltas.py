@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from server import bots, engine, presenter
-from server.fairness import Reveal
 from server.deltas import MAX_SAFE_INTEGER, Mirror, PatchError, canonical, diff, digest, patch
+from server.fairness import Reveal
 from server.rooms.log import SeatMeta, TableMeta
 from server.rooms.updates import StateUpdate, TableSnapshot, WatchUpdate
 
@@ -84,8 +84,9 @@ def test_an_op_that_does_not_fit_the_picture_is_a_patch_error(op: Any) -> None:
 
 def test_a_value_set_twice_in_one_delta_is_sent_once_then_copied() -> None:
     move = {"seat": 1, "cards": ["9S", "9D"], "kind": "pair", "top": "9", "length": 1}
-    old = {"table": None, "trick": [], "moves": [{"seat": 0, "cards": [], "kind": "pass"}]}
-    new = {"table": move, "trick": [move], "moves": [old["moves"][0], move]}
+    passed = {"seat": 0, "cards": [], "kind": "pass"}
+    old = {"table": None, "trick": [], "moves": [passed]}
+    new = {"table": move, "trick": [move], "moves": [passed, move]}
     ops = diff(old, new)
     assert ops == [["table", move], ["trick/0", None, "table"], ["moves/1", None, "table"]]
     assert patch(old, ops) == new
@@ -157,7 +158,9 @@ def test_every_seat_and_a_spectator_rebuild_every_version_from_deltas_and_learn_
     seed: int, preset: str, humans: int
 ) -> None:
     meta = table_meta(humans)
-    feeds = {seat: presenter.Feed(deltas=True) for seat in [0, 1, 2, "watch"]}
+    feeds: dict[int | str, presenter.Feed] = {
+        seat: presenter.Feed(deltas=True) for seat in (0, 1, 2, "watch")
+    }
     mirrors = {seat: Mirror() for seat in feeds}
     deltas = 0
     for version, (state, events) in enumerate(play_match(preset, seed, deals=5)):
@@ -172,7 +175,7 @@ def test_every_seat_and_a_spectator_rebuild_every_version_from_deltas_and_learn_
         )
         for seat, feed in feeds.items():
             update: StateUpdate | WatchUpdate
-            if seat == "watch":
+            if isinstance(seat, str):
                 update = WatchUpdate(version, snapshot, engine.public_view(state), events)
             else:
                 update = StateUpdate(version, snapshot, engine.seat_view(state, seat), events)
@@ -204,7 +207,9 @@ def test_a_gap_a_bad_op_and_a_wrong_digest_each_ask_for_a_resync_until_a_whole_f
         # Lost: even the right delta waits for the whole frame the resync brings.
         assert mirror.take(good) == "gap"
         mirror.take(start)
-        assert mirror.take(good)["view"] == {"turn": 1}
+        rebuilt = mirror.take(good)
+        assert isinstance(rebuilt, dict)
+        assert rebuilt["view"] == {"turn": 1}
 
 
 def test_a_socket_that_asks_for_whole_frames_gets_nothing_else() -> None:
