@@ -65,7 +65,9 @@ class Connection:
         """Queue a room's ``update`` as a frame; False when the connection is (now) cut off."""
         if not self.open:
             return False
-        return self.push_frame(presenter.frame(update, self.feed))
+        text = presenter.frame(update, self.feed)
+        # None: a socket taking deltas whose picture did not change is told nothing.
+        return True if text is None else self.push_frame(text)
 
     def push_frame(self, frame: str) -> bool:
         """Queue an encoded ``frame`` without waiting; False when the connection is cut off."""

@@ -308,39 +308,48 @@ class Mirror:
     """A client's copy of its picture, kept from the frames it is sent exactly as the
     browser keeps it (client/js/net.js): the reference the tests and bench/server.py
     rebuild views with.  ``take`` answers each ``state``/``watch``/``delta`` frame
-    (decoded JSON) with the whole frame it stands for, or with the reason to resync
-    (a ``ResyncReason`` value) and then ignores deltas until a whole frame comes."""
+    (decoded JSON) with the whole frame it stands for, or with the reason to ask for a
+    resync (a ``ResyncReason`` value), after which it answers None to every delta
+    until a whole frame comes (one resync asked, not one per frame)."""
 
-    __slots__ = ("kind", "picture", "version")
+    __slots__ = ("kind", "lost", "picture", "version")
 
     def __init__(self) -> None:
         self.picture: Any = None
         self.version: int | None = None
         self.kind = "state"
+        self.lost = False
 
-    def take(self, frame: dict[str, Any]) -> dict[str, Any] | str:
-        """The whole frame ``frame`` stands for, or why to resync."""
+    def take(self, frame: dict[str, Any]) -> dict[str, Any] | str | None:
+        """The whole frame ``frame`` stands for, why to resync, or None (waiting)."""
         if frame["type"] in ("state", "watch"):
             self.kind = frame["type"]
             self.picture = {"t": frame["table"], "v": frame["view"]}
             self.version = frame["version"]
+            self.lost = False
             return frame
+        if self.lost:
+            return None
+        reason = self._patched(frame)
+        if reason is not None:
+            self.picture, self.lost = None, True
+            return reason
+        return {
+            "type": self.kind,
+            "version": frame["version"],
+            "table": _copy(self.picture["t"]),
+            "view": _copy(self.picture["v"]),
+            "events": frame.get("events", []),
+        }
+
+    def _patched(self, frame: dict[str, Any]) -> str | None:
         if self.picture is None or frame["from"] != self.version:
-            self.picture = None
             return "gap"
         try:
             picture = patch(self.picture, frame["ops"])
         except PatchError:
-            self.picture = None
             return "patch"
         if digest(picture) != frame["digest"]:
-            self.picture = None
             return "digest"
         self.picture, self.version = picture, frame["version"]
-        return {
-            "type": self.kind,
-            "version": frame["version"],
-            "table": _copy(picture["t"]),
-            "view": _copy(picture["v"]),
-            "events": frame.get("events", []),
-        }
+        return None

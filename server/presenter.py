@@ -327,9 +327,10 @@ def _clock_info(table: TableSnapshot) -> ClockInfo | None:
     )
 
 
-def frame(update: Update, feed: Feed | None = None) -> str:
+def frame(update: Update, feed: Feed | None = None) -> str | None:
     """The text frame that tells a socket ``update``; ``feed`` is what that socket
-    was last shown (None: a socket that is sent every picture whole)."""
+    was last shown (None: a socket that is sent every picture whole).  None when
+    there is nothing to tell: the socket takes deltas and its picture is unchanged."""
     if isinstance(update, StateUpdate | WatchUpdate):
         if feed is None or not feed.deltas:
             return full_frame(update)
@@ -403,27 +404,32 @@ def picture(update: StateUpdate | WatchUpdate) -> tuple[dict[str, Any], str]:
 _COMPARE_OVER = 1024
 
 
-def _frame_for(update: StateUpdate | WatchUpdate, feed: Feed) -> str:
-    """The frame that brings ``feed`` to ``update``, and ``feed`` moved on to it."""
+def _frame_for(update: StateUpdate | WatchUpdate, feed: Feed) -> str | None:
+    """The frame that brings ``feed`` to ``update`` (None: it already shows it), and
+    ``feed`` moved on to it."""
     shown, digest = picture(update)
     base, base_version = feed.picture, feed.version
     feed.picture, feed.version = shown, update.version
     if base is None or update.full:
         return full_frame(update)
     # The seat's sockets usually hold the same picture: one delta made for all of them.
-    made: tuple[dict[str, Any], str] | None = update.frames.get(id(base))
+    made: tuple[dict[str, Any], str | None] | None = update.frames.get(id(base))
     if made is None or made[0] is not base:
-        text = encode(
-            DeltaMsg(
-                version=update.version,
-                base=base_version,
-                ops=deltas.diff(base, shown),
-                digest=digest,
-                events=update.events,
+        ops = deltas.diff(base, shown)
+        text: str | None = None
+        # A change nobody sees (a new watch link's hash) is not worth a frame.
+        if ops or update.events or update.version != base_version:
+            text = encode(
+                DeltaMsg(
+                    version=update.version,
+                    base=base_version,
+                    ops=ops,
+                    digest=digest,
+                    events=update.events,
+                )
             )
-        )
-        if len(text) > _COMPARE_OVER and len(full_frame(update)) <= len(text):
-            text = full_frame(update)
+            if len(text) > _COMPARE_OVER and len(full_frame(update)) <= len(text):
+                text = full_frame(update)
         made = update.frames[id(base)] = (base, text)
     return made[1]
 
