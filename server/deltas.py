@@ -195,7 +195,7 @@ def _parts(path: Any) -> list[str]:
 
 
 def _index(node: list[Any], part: str, extra: int = 0) -> int:
-    if not part.isdigit() or int(part) >= len(node) + extra:
+    if not (part.isascii() and part.isdigit()) or int(part) >= len(node) + extra:
         raise PatchError(f"no item {part!r} in a list of {len(node)}")
     return int(part)
 

@@ -9,9 +9,6 @@ from typing import Any
 import httpx
 import pytest
 import websockets
-
-from server import engine
-from server.deltas import Mirror
 from test_app import (
     GUARD_SECONDS,
     Client,
@@ -22,6 +19,9 @@ from test_app import (
     other_hands,
     play_turn,
 )
+
+from server import engine
+from server.deltas import Mirror
 
 
 class DeltaClient(Client):
@@ -97,9 +97,11 @@ async def listen_until(client: Client, last: dict[str, Any]) -> list[dict[str, A
     """The whole frames ``client`` (a full-frame socket) got, up to one equal to ``last``."""
     while True:
         frame = await client.next()
-        if frame["type"] == last["type"] and frame["version"] == last["version"]:
-            if frame["table"] == last["table"] and frame["view"] == last["view"]:
-                return [f for f in client.frames if f["type"] in ("state", "watch")]
+        if (frame["type"], frame["version"]) == (last["type"], last["version"]) and (
+            frame["table"],
+            frame["view"],
+        ) == (last["table"], last["view"]):
+            return [f for f in client.frames if f["type"] in ("state", "watch")]
 
 
 def assert_same_sequence(rebuilt: list[dict[str, Any]], full: list[dict[str, Any]]) -> None:
@@ -170,7 +172,9 @@ async def test_every_seat_and_a_spectator_rebuild_the_full_view_at_every_version
     meta = await live.store.load_meta(table_id)
     assert meta is not None
     log = await log_of(live.store, table_id)
-    for seat, (player, reference) in enumerate(zip([watcher, *players], [full_watcher, *full])):
+    for seat, (player, reference) in enumerate(
+        zip([watcher, *players], [full_watcher, *full], strict=True)
+    ):
         assert_same_sequence(player.wholes(), await listen_until(reference, lasts[seat]))
         assert player.resyncs == []
         assert sum(f["type"] == "delta" for f in player.raw) > 10
@@ -200,7 +204,9 @@ async def test_a_lost_delta_or_a_wrong_picture_is_repaired_by_a_resync_with_the_
     await play_turn(client, frame)
     watcher = await Client.join(live.ws_url, table_id, link["token"])
     frame = await client.state_where(lambda f: f["table"]["spectators"] == 1)
-    assert client.resyncs == ["gap"], [(f["type"], f.get("version"), f.get("from"), f.get("ops")) for f in client.raw]
+    assert client.resyncs == ["gap"], [
+        (f["type"], f.get("version"), f.get("from"), f.get("ops")) for f in client.raw
+    ]
     assert client.raw[-1]["type"] == "state"
     assert frame["view"]["turn"] == 0
     # The client's picture goes wrong (a bug of its own): the digest says so.
