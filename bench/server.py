@@ -568,7 +568,16 @@ async def warm_up(args: argparse.Namespace, base: str) -> None:
     ws_url = base.replace("http://", "ws://") + "/ws"
     stop_at = asyncio.get_running_loop().time() + 60
     # A brisk player, within the per-socket rate limit.
-    await play_table(ws_url, table, stop_at, args.warmup_actions, 0.1, run, random.Random(-1))
+    await play_table(
+        ws_url,
+        table,
+        stop_at,
+        args.warmup_actions,
+        0.1,
+        run,
+        random.Random(-1),
+        deltas=args.frames == "deltas",
+    )
     if run.errors:
         raise SystemExit(f"the warm-up table failed: {run.errors}")
 

@@ -32,7 +32,6 @@ a JavaScript number cannot hold exactly, the fairness seed, is written as
 
 from __future__ import annotations
 
-import re
 import zlib
 from typing import Any
 
@@ -55,9 +54,11 @@ Op = list[Any]
 MAX_SAFE_INTEGER = (1 << 53) - 1
 
 _canonical = msgspec.json.Encoder(order="sorted")
-# A number token of 16 digits or more may be beyond MAX_SAFE_INTEGER (a string holding
-# such digits is a false alarm the exact walk then clears).
-_LONG_NUMBER = re.compile(rb"[:,\[]-?\d{16}")
+# Sixteen digits in a row may be a number beyond MAX_SAFE_INTEGER (digits in a string
+# are a false alarm the exact walk then clears): every digit read as a 9, then one find,
+# is a few times cheaper than a regular expression.
+_NINES = bytes.maketrans(b"0123456789", b"9999999999")
+_SIXTEEN_NINES = b"9" * 16
 
 
 class PatchError(ValueError):
@@ -78,19 +79,23 @@ def _join(path: str | None, key: str | int) -> str:
 
 
 def diff(old: Any, new: Any) -> list[Op]:
-    """The ops that turn picture ``old`` into ``new`` (both plain JSON values)."""
+    """The ops that turn picture ``old`` into ``new``: JSON values, ``msgspec`` Structs
+    among them (the server's pictures are its table info and view themselves)."""
     ops: list[Op] = []
     _Differ(ops).diff(old, new, None)
     return ops
 
 
 def _same(a: Any, b: Any) -> bool:
+    # A tuple is a JSON array too: the server's pictures hold them (``to_builtins``).
     # ``True == 1`` in Python but not in JSON: a scalar keeps its type.
     return a == b and type(a) is type(b)
 
 
 # A value this long (as JSON) is sent once per delta: again, it is a copy of the first.
 _COPY_OVER = 24
+# An object of at most this many keys may be set whole rather than key by key.
+_SMALL = 8
 _encode = msgspec.json.Encoder().encode
 
 
@@ -103,37 +108,63 @@ class _Differ:
         self._sent: dict[bytes, str] = {}
 
     def diff(self, old: Any, new: Any, path: str | None) -> None:
-        if isinstance(old, dict) and isinstance(new, dict):
-            if old == new:
+        if isinstance(new, msgspec.Struct) and type(old) is type(new):
+            fields = _fields(type(new))
+            if fields is not None:
+                self.diff_struct(old, new, fields, path)
                 return
+            old, new = msgspec.to_builtins(old), msgspec.to_builtins(new)
+        if isinstance(old, dict) and isinstance(new, dict):
+            # Compared key by key (not first as a whole): a picture's root always changed.
             outer, self.ops = self.ops, []
             for key, value in new.items():
-                sub = _join(path, key)
                 if key not in old:
-                    self.set(sub, value)
-                else:
-                    self.diff(old[key], value, sub)
+                    self.set(_join(path, key), value)
+                    continue
+                before = old[key]
+                # Most of a picture stays as it was: no path is made for that part.
+                if before == value and type(before) is type(value):
+                    continue
+                self.diff(before, value, _join(path, key))
             for key in old:
                 if key not in new:
                     self.ops.append([_join(path, key)])
             inner, self.ops = self.ops, outer
-            # Several fields of a small object changed (the trick's top move): set it
-            # whole when that is shorter, which also lets it be copied.
-            if (
-                path is not None
-                and len(inner) > 1
-                and len(_encode(inner)) > len(_encode(new)) + len(path)
-            ):
-                self.set(path, new)
-            else:
-                outer += inner
+            self.whole_or_parts(path, new, len(new), inner)
         elif isinstance(old, list) and isinstance(new, list):
             self.diff_list(old, new, path)
         elif not _same(old, new):
             self.set(path, new)
 
+    def diff_struct(
+        self, old: Any, new: Any, fields: list[tuple[str, str]], path: str | None
+    ) -> None:
+        """A ``msgspec`` Struct (an object with fixed keys, as the JSON shows it), compared
+        field by field in C without turning either into dicts first."""
+        outer, self.ops = self.ops, []
+        for attr, key in fields:
+            before, value = getattr(old, attr), getattr(new, attr)
+            if before == value and type(before) is type(value):
+                continue
+            self.diff(before, value, _join(path, key))
+        inner, self.ops = self.ops, outer
+        self.whole_or_parts(path, new, len(fields), inner)
+
+    def whole_or_parts(self, path: str | None, new: Any, keys: int, inner: list[Op]) -> None:
+        # Several fields of a small object changed (the trick's top move): set it whole
+        # when that is shorter, which also lets it be copied.
+        if (
+            len(inner) > 1
+            and path is not None
+            and keys <= _SMALL
+            and len(_encode(inner)) > len(_encode(new)) + len(path)
+        ):
+            self.set(path, new)
+        else:
+            self.ops += inner
+
     def set(self, path: str | None, value: Any) -> None:
-        if isinstance(value, (dict, list)) and value:
+        if isinstance(value, (dict, list, tuple, msgspec.Struct)) and value:
             text = _encode(value)
             if len(text) >= _COPY_OVER:
                 source = self._sent.get(text)
@@ -148,10 +179,13 @@ class _Differ:
         if old == new:
             return
         n_old, n_new = len(old), len(new)
-        start = 0
-        limit = min(n_old, n_new)
-        while start < limit and old[start] == new[start]:
-            start += 1
+        if n_new > n_old and new[:n_old] == old:
+            start = n_old  # appended to (a deal's moves): one compare in C
+        else:
+            start = 0
+            limit = min(n_old, n_new)
+            while start < limit and old[start] == new[start]:
+                start += 1
         end_old, end_new = n_old, n_new
         while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
             end_old -= 1
@@ -165,6 +199,22 @@ class _Differ:
             self.set(_join(path, start), new[start])
         else:
             self.ops.append([path, start, end_old - start, new[start:end_new]])
+
+
+_STRUCT_FIELDS: dict[type, list[tuple[str, str]] | None] = {}
+
+
+def _fields(cls: type) -> list[tuple[str, str]] | None:
+    """A Struct type's (attribute, JSON key) pairs; None when its JSON may leave a field
+    out (``omit_defaults``): that one is compared as plain values."""
+    if cls not in _STRUCT_FIELDS:
+        config: Any = getattr(cls, "__struct_config__", None)
+        names: tuple[str, ...] = getattr(cls, "__struct_fields__", ())
+        keys: tuple[str, ...] = getattr(cls, "__struct_encode_fields__", ())
+        _STRUCT_FIELDS[cls] = (
+            None if config is None or config.omit_defaults else list(zip(names, keys, strict=True))
+        )
+    return _STRUCT_FIELDS[cls]
 
 
 def patch(picture: Any, ops: list[Op]) -> Any:
@@ -270,8 +320,10 @@ def _count(value: Any) -> bool:
 def canonical(picture: Any) -> bytes:
     """The picture's canonical JSON, the bytes its digest is taken of (see the module)."""
     data = _canonical.encode(picture)
-    if _LONG_NUMBER.search(data) is not None and _has_unsafe_int(picture):
-        data = _canonical.encode(_nulled(picture))
+    if data.translate(_NINES).find(_SIXTEEN_NINES) >= 0:
+        plain = msgspec.to_builtins(picture)
+        if _has_unsafe_int(plain):
+            data = _canonical.encode(_nulled(plain))
     return data
 
 

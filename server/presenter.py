@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-import msgspec
-
 from server import deltas, metrics
 from server.engine import NextDeal, Pass, Play, Reason
 from server.errors import ServerError
@@ -364,14 +362,14 @@ def full_frame(update: StateUpdate | WatchUpdate) -> str:
         if isinstance(update, StateUpdate):
             message = StateMsg(
                 version=update.version,
-                table=table_info(update.table),
+                table=_table_info_of(update.table),
                 view=update.view,
                 events=update.events,
             )
         else:
             message = WatchMsg(
                 version=update.version,
-                table=table_info(update.table),
+                table=_table_info_of(update.table),
                 view=update.view,
                 events=update.events,
             )
@@ -379,24 +377,22 @@ def full_frame(update: StateUpdate | WatchUpdate) -> str:
     return text
 
 
-class _Whole(msgspec.Struct):
-    table: Any
-    view: Any
-
-
-_whole = msgspec.json.Decoder(_Whole)
-
-
 def picture(update: StateUpdate | WatchUpdate) -> tuple[dict[str, Any], str]:
-    """The picture a full frame of ``update`` shows (``{"t": table, "v": view}``, as a
-    client's JSON parser reads them) and its digest, made once per update.  Read back
-    from the full frame itself, so a delta can only ever rebuild what that frame says."""
+    """The picture a full frame of ``update`` shows (``{"t": table, "v": view}``: the
+    very table info and view that frame encodes) and its digest, made once per update;
+    the table info once per snapshot, for every seat."""
     made: tuple[dict[str, Any], str] | None = update.frames.get("picture")
     if made is None:
-        whole = _whole.decode(full_frame(update))
-        shown = {"t": whole.table, "v": whole.view}
+        shown = {"t": _table_info_of(update.table), "v": update.view}
         made = update.frames["picture"] = (shown, deltas.digest(shown))
     return made
+
+
+def _table_info_of(table: TableSnapshot) -> TableInfo:
+    info: TableInfo | None = table.frames.get("table")
+    if info is None:
+        info = table.frames["table"] = table_info(table)
+    return info
 
 
 # A delta this long is compared with the whole frame, and the shorter one is sent (a

@@ -77,6 +77,8 @@ class TableSnapshot:
     spectators: int = 0
     # Wall-clock seconds when the snapshot was taken (the clock's time left is from it).
     now: float = 0.0
+    # The presenter's: the table info made of this snapshot, shared by every seat's frame.
+    frames: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

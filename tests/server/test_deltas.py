@@ -101,6 +101,16 @@ def test_an_integer_a_javascript_number_cannot_hold_is_null_in_the_digested_json
     assert canonical({"n": ":12345678901234567,"}) == b'{"n":":12345678901234567,"}'
 
 
+def test_a_structs_digest_and_diff_are_those_of_the_json_it_encodes_to() -> None:
+    state = engine.new_match(engine.Rules(), 7)
+    before = {"v": engine.seat_view(state, 0)}
+    engine.apply(state, engine.Play(seat=state.deal.turn, cards=["3S"]))
+    after = {"v": engine.seat_view(state, 0)}
+    assert digest(after) == digest(wire(after))
+    assert patch(wire(before), wire(diff(before, after))) == wire(after)
+    assert wire(diff(before, after)) == wire(diff(wire(before), wire(after)))
+
+
 # --- the presenter's frames, through the mirror a client keeps ------------------------
 
 
