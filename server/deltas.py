@@ -142,22 +142,33 @@ class _Differ:
         """A ``msgspec`` Struct (an object with fixed keys, as the JSON shows it), compared
         field by field in C without turning either into dicts first."""
         outer, self.ops = self.ops, []
+        later = []
         for attr, key in fields:
             before, value = getattr(old, attr), getattr(new, attr)
             if before == value and type(before) is type(value):
                 continue
+            if isinstance(value, list):
+                self.diff(before, value, _join(path, key))
+            else:
+                later.append((before, value, key))
+        # Lists first: a move appended to the deal's moves is then only copied to the
+        # table's top (``whole_or_parts``), not sent again key by key.
+        for before, value, key in later:
             self.diff(before, value, _join(path, key))
         inner, self.ops = self.ops, outer
         self.whole_or_parts(path, new, len(fields), inner)
 
     def whole_or_parts(self, path: str | None, new: Any, keys: int, inner: list[Op]) -> None:
         # Several fields of a small object changed (the trick's top move): set it whole
-        # when that is shorter, which also lets it be copied.
+        # when that is shorter (a copy of the same value sent earlier is shortest).
         if (
             len(inner) > 1
             and path is not None
             and keys <= _SMALL
-            and len(_encode(inner)) > len(_encode(new)) + len(path)
+            and (
+                _encode(new) in self._sent
+                or len(_encode(inner)) > len(_encode(new)) + len(path)
+            )
         ):
             self.set(path, new)
         else:
