@@ -108,8 +108,8 @@ class _Differ:
         self._sent: dict[bytes, str] = {}
 
     def diff(self, old: Any, new: Any, path: str | None) -> None:
-        if isinstance(new, msgspec.Struct) and type(old) is type(new):
-            fields = _fields(type(new))
+        fields = _fields(type(new))
+        if fields is not _PLAIN and type(old) is type(new):
             if fields is not None:
                 self.diff_struct(old, new, fields, path)
                 return
@@ -143,11 +143,19 @@ class _Differ:
         field by field in C without turning either into dicts first."""
         outer, self.ops = self.ops, []
         later = []
-        for attr, key in fields:
-            before, value = getattr(old, attr), getattr(new, attr)
-            if before == value and type(before) is type(value):
-                continue
-            if isinstance(value, list):
+        olds, news = _astuple(old), _astuple(new)
+        # Most fields are unchanged (often the very same object): found in one pass.
+        changed = [
+            i
+            for i, (before, value) in enumerate(zip(olds, news, strict=True))
+            if before is not value and (before != value or type(before) is not type(value))
+        ]
+        for i in changed:
+            before, value, key = olds[i], news[i], fields[i][1]
+            if type(value) in _SCALARS:
+                # A number, a string, a flag, null: set (most changed fields are these).
+                self.ops.append([_join(path, key), value])
+            elif isinstance(value, list):
                 self.diff(before, value, _join(path, key))
             else:
                 later.append((before, value, key))
@@ -165,17 +173,14 @@ class _Differ:
             len(inner) > 1
             and path is not None
             and keys <= _SMALL
-            and (
-                _encode(new) in self._sent
-                or len(_encode(inner)) > len(_encode(new)) + len(path)
-            )
+            and (_encode(new) in self._sent or len(_encode(inner)) > len(_encode(new)) + len(path))
         ):
             self.set(path, new)
         else:
             self.ops += inner
 
     def set(self, path: str | None, value: Any) -> None:
-        if isinstance(value, (dict, list, tuple, msgspec.Struct)) and value:
+        if value and (isinstance(value, dict | list | tuple) or _fields(type(value)) is not _PLAIN):
             text = _encode(value)
             if len(text) >= _COPY_OVER:
                 source = self._sent.get(text)
@@ -212,20 +217,30 @@ class _Differ:
             self.ops.append([path, start, end_old - start, new[start:end_new]])
 
 
+_astuple = msgspec.structs.astuple
+_SCALARS = frozenset({int, str, bool, float, type(None)})
+# What ``_fields`` answers for a type that is no Struct (a dict, a list, a number...).
+_PLAIN: list[tuple[str, str]] = []
 _STRUCT_FIELDS: dict[type, list[tuple[str, str]] | None] = {}
 
 
 def _fields(cls: type) -> list[tuple[str, str]] | None:
     """A Struct type's (attribute, JSON key) pairs; None when its JSON may leave a field
-    out (``omit_defaults``): that one is compared as plain values."""
-    if cls not in _STRUCT_FIELDS:
+    out (``omit_defaults``): that one is compared as plain values; ``_PLAIN`` for any
+    other type.  Cached per type: ``isinstance(x, msgspec.Struct)`` is slow."""
+    fields = _STRUCT_FIELDS.get(cls, _PLAIN)
+    if fields is _PLAIN and cls not in _STRUCT_FIELDS:
         config: Any = getattr(cls, "__struct_config__", None)
         names: tuple[str, ...] = getattr(cls, "__struct_fields__", ())
         keys: tuple[str, ...] = getattr(cls, "__struct_encode_fields__", ())
-        _STRUCT_FIELDS[cls] = (
-            None if config is None or config.omit_defaults else list(zip(names, keys, strict=True))
+        fields = _STRUCT_FIELDS[cls] = (
+            _PLAIN
+            if config is None
+            else None
+            if config.omit_defaults
+            else list(zip(names, keys, strict=True))
         )
-    return _STRUCT_FIELDS[cls]
+    return fields
 
 
 def patch(picture: Any, ops: list[Op]) -> Any:
