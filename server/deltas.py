@@ -1,33 +1,34 @@
 """Per-seat deltas: what changed in one picture of the table since the last one sent.
 
-A *picture* is what a full ``state`` (or ``watch``) frame shows apart from its
-events: ``{"table": ..., "view": ...}`` as plain JSON values (dicts, lists,
-strings, numbers, booleans, null).  The presenter builds it from the one
+A *picture* is what a whole ``state`` (or ``watch``) frame shows apart from its
+events: ``{"t": table info, "v": view}``.  The presenter makes it of the one
 projection there is (``engine.seat_view`` / ``engine.public_view`` and
-``presenter.table_info``), and a delta is computed *from two pictures of the
-same eyes*: it can only ever carry what the full frame would have shown, so
-nothing hidden can leak through it that the full view would not show.
+``presenter.table_info``: the very Structs the whole frame encodes), and a delta
+is computed *from two pictures of the same eyes*: it can only carry what the
+whole frame would have shown, so nothing hidden can leak through it.
 
-``diff(old, new)`` is a generic structural diff; ``patch(old, ops)`` is its
-inverse, the client's apply (client/js/net.js does the same in JavaScript, and
-tests and bench/server.py rebuild views with this one).  An op is a JSON array
-whose length says what it does, on a path of ``/``-joined keys and list indices
-(``~0`` and ``~1`` escape ``~`` and ``/`` in a key, as in JSON Pointer):
+``diff(old, new)`` is a generic structural diff of JSON values (``msgspec``
+Structs among them, compared field by field); ``patch(old, ops)`` is its inverse,
+the client's apply (client/js/deltas.js does the same in JavaScript; ``Mirror``
+is the client's whole bookkeeping, which tests and bench/server.py use).  An op
+is a JSON array whose length says what it does, on a path of ``/``-joined keys
+and list indices (``~0`` and ``~1`` escape ``~`` and ``/`` in a key, as in JSON
+Pointer; a null path is the whole picture, ``""`` the key ``""``):
 
-- ``[path, value]``: set the key or list item at ``path`` to ``value``;
+- ``[path, value]``: set the key or list item at ``path`` to ``value`` (a
+  list's length as the index appends one item);
+- ``[path, null, source]``: set ``path`` to a copy of the value at path
+  ``source`` in the picture as patched so far (a move is sent once, then copied
+  into the trick, the deal's moves and the table's top);
 - ``[path]``: remove the key at ``path``;
-  (a list's length as the index appends one item);
-- ``[path, null, source]``: set ``path`` to a copy of the value at path ``source``
-  in the picture as patched so far (a move is set once, as the trick's top say, and
-  copied into the trick and the deal's moves);
-- ``[path, index, count, items]``: at ``path`` a list: remove ``count`` items
-  at ``index`` and insert ``items`` there.
+- ``[path, index, count, items]``: in the list at ``path``, remove ``count``
+  items at ``index`` and insert ``items`` there.
 
-A null path is the whole picture (``""`` is the key ``""``).  ``digest(picture)``
-is the check a client makes after patching: CRC-32 of the picture's canonical JSON (keys sorted, no
-spaces, ``msgspec``'s string escapes, which are ``JSON.stringify``'s; an integer
-a JavaScript number cannot hold exactly, the fairness seed, is written as
-``null``), as 8 lowercase hex digits.  docs/protocol.md says why CRC-32.
+``digest(picture)`` is the check a client makes after patching: CRC-32 of the
+picture's canonical JSON (keys sorted, no spaces, ``msgspec``'s string escapes,
+which are ``JSON.stringify``'s; an integer a JavaScript number cannot hold
+exactly, the fairness seed, written as ``null``), as 8 lowercase hex digits.
+docs/protocol.md ("Deltas") says why CRC-32 and why a generic diff.
 """
 
 from __future__ import annotations
