@@ -148,7 +148,8 @@ export class Mirror {
   take(frame) {
     if (frame.type === "state" || frame.type === "watch") {
       this.kind = frame.type;
-      this.picture = { t: frame.table, v: frame.view };
+      // A copy: the page is handed this frame and may change what it keeps.
+      this.picture = structuredClone({ t: frame.table, v: frame.view });
       this.version = frame.version;
       this.lost = false;
       return frame;
