@@ -2,12 +2,16 @@
 
 Each table has one scripted human client (plays its first hint, passes when it
 may, starts the next deal / a new match at the end) and two bots at bot speed
-0 ms.  The server runs as a child process with its embedded Redis in a
+0 ms (``--humans 3``: three scripted humans, no bots).  The clients take deltas
+(``--frames full``: whole state frames, as before deltas) and count the bytes
+each seat receives: per accepted action (mean, and p99 of the frames that told
+of actions) and the join frame.  The server runs as a child process with its embedded Redis in a
 temporary data directory.  Printed: actions per second (all seats), p50/p99
 latency from sending a human action to receiving the state that shows it, and
 server memory per table (RSS growth over the idle server, divided by tables).
 
     python bench/server.py --tables 200 --duration 20
+    python bench/server.py --tables 50 --humans 3 --frames full --server-root /tmp/base
 
 Bounded: it stops after ``--duration`` seconds of play (or ``--max-actions``
 human actions per table), binds 127.0.0.1 only, and kills its server on exit.
@@ -42,6 +46,9 @@ import websockets
 __all__ = ["main"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))
+
+from server.deltas import Mirror  # noqa: E402 - after the path above
 
 
 @dataclass
@@ -53,6 +60,11 @@ class TableRun:
     counted_from: int = 0
     # Set when its first state arrives.
     joined: asyncio.Event = field(default_factory=asyncio.Event)
+    # Bytes this seat received: its first (join) frame, then every later frame that
+    # told of accepted actions as (bytes, actions it told of), and the bytes of the rest.
+    join_bytes: int = 0
+    action_frames: list[tuple[int, int]] = field(default_factory=list)
+    other_bytes: int = 0
 
 
 def free_port() -> int:
@@ -190,6 +202,7 @@ async def play_table(
     run: TableRun,
     rng: random.Random,
     seat: int = 0,
+    deltas: bool = True,
 ) -> None:
     """One scripted human: act on every new version where it is our move.
 
@@ -198,7 +211,7 @@ async def play_table(
     millisecond every second would measure a burst no real table sees.
     """
     try:
-        await _play_table(ws_url, table, stop_at, max_actions, think, run, rng, seat)
+        await _play_table(ws_url, table, stop_at, max_actions, think, run, rng, seat, deltas)
     except websockets.ConnectionClosed as exc:
         code = exc.rcvd.code if exc.rcvd is not None else 1006
         run.errors.append(f"closed:{code}")
@@ -232,6 +245,34 @@ def _write(message: dict[str, Any]) -> str:
     return _encoder.encode(message).decode()  # a text frame, as browsers send
 
 
+def _read(text: str | bytes, mirror: Mirror | None) -> _Frame | str | None:
+    """The frame as the scripted human reads it: a delta through the seat's mirror (the
+    client's apply), answered by the whole frame it stands for; a str is the reason to
+    ask for a resync, None a delta ignored while one is awaited."""
+    if mirror is None or b'"type":"delta"' not in (
+        text[:20] if isinstance(text, bytes) else text[:20].encode()
+    ):
+        frame = _read_frame(text)
+        if mirror is not None and frame.type == "state":
+            mirror.take(msgspec.json.decode(text))
+        return frame
+    whole = mirror.take(msgspec.json.decode(text))
+    if whole is None or isinstance(whole, str):
+        return whole
+    return msgspec.convert(whole, _Frame)
+
+
+def _count_bytes(run: TableRun, size: int, version: int | None, seen: int) -> None:
+    """Count a frame's bytes for the seat: the join frame, a frame telling of actions
+    (versions past the last one seen), or another (a hint, a seat connecting)."""
+    if seen < 0 and run.join_bytes == 0 and version is not None:
+        run.join_bytes = size
+    elif version is not None and version > seen:
+        run.action_frames.append((size, version - seen))
+    else:
+        run.other_bytes += size
+
+
 async def _play_table(
     ws_url: str,
     table: dict[str, Any],
@@ -241,23 +282,39 @@ async def _play_table(
     run: TableRun,
     rng: random.Random,
     seat: int,
+    deltas: bool,
 ) -> None:
     loop = asyncio.get_running_loop()
     async with websockets.connect(ws_url, max_size=None) as ws:
         token = table["seats"][seat]["token"]
-        await ws.send(_write({"type": "join", "table": table["table"], "token": token}))
+        join: dict[str, Any] = {"type": "join", "table": table["table"], "token": token}
+        mirror = Mirror() if deltas else None
+        if deltas:
+            join["deltas"] = True
+        await ws.send(_write(join))
         acted_at = -1
+        seen = -1
         sent_at: float | None = None
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout_at(stop_at):
                 while run.human_actions < max_actions:
-                    frame = _read_frame(await ws.recv())
+                    text = await ws.recv()
+                    frame = _read(text, mirror)
+                    if frame is None:
+                        continue
+                    if isinstance(frame, str):
+                        await ws.send(_write({"type": "resync", "reason": frame}))
+                        run.errors.append(f"resync:{frame}")
+                        continue
+                    size = len(text) if isinstance(text, bytes) else len(text.encode())
+                    _count_bytes(run, size, frame.version, seen)
                     if frame.type == "error":
                         run.errors.append(frame.code or "?")
                         continue
                     if frame.type != "state" or frame.version is None or frame.view is None:
                         continue
                     version, view = frame.version, frame.view
+                    seen = max(seen, version)
                     run.joined.set()
                     if sent_at is not None and version > acted_at:
                         run.latencies.append(loop.time() - sent_at)
@@ -541,7 +598,15 @@ async def warm_up(args: argparse.Namespace, base: str) -> None:
     players = [
         asyncio.create_task(
             play_table(
-                ws_url, table, stop_at, args.warmup_actions, 0.1, run, random.Random(-1 - s), s
+                ws_url,
+                table,
+                stop_at,
+                args.warmup_actions,
+                0.1,
+                run,
+                random.Random(-1 - s),
+                s,
+                deltas=args.frames == "deltas",
             )
         )
         for s, run in enumerate(runs)
@@ -598,10 +663,19 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     window = [time.monotonic()]
     stop_at = started + args.duration * (1.5 if args.steady else 1.0)
     ws_url = base.replace("http://", "ws://") + "/ws"
+    deltas = args.frames == "deltas"
     tasks = [
         asyncio.create_task(
             play_table(
-                ws_url, t, stop_at, args.max_actions, args.think_ms / 1000, r, random.Random(i), s
+                ws_url,
+                t,
+                stop_at,
+                args.max_actions,
+                args.think_ms / 1000,
+                r,
+                random.Random(i),
+                s,
+                deltas=deltas,
             )
         )
         for i, ((t, s), r) in enumerate(zip(players, runs, strict=True))
@@ -685,6 +759,7 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
         "kib_per_table_joined": round((rss_joined - rss_idle) / 1024 / args.tables, 1),
         # What creating the tables over HTTP left behind, before any socket joined.
         "kib_per_table_created": round((rss_created - rss_idle) / 1024 / args.tables, 1),
+        **_bytes_figures(runs),
         "errors": len(errors),
         "error_codes": sorted(set(errors)),
         "load_before": [round(x, 2) for x in before.load],
@@ -692,6 +767,24 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}",
         "event_loop": after.usage.get("event_loop", "unknown"),
+    }
+
+
+def _bytes_figures(runs: list[TableRun]) -> dict[str, Any]:
+    """What the seats received: per accepted action a seat was told of (the join frame
+    apart), the mean bytes and the p99 of the frames that told of actions; the join
+    frame's mean; and the same mean over whole tables (every seat's bytes)."""
+    frames = sorted(size for r in runs for size, _ in r.action_frames)
+    told = sum(n for r in runs for _, n in r.action_frames)
+    received = sum(size for r in runs for size, _ in r.action_frames) + sum(
+        r.other_bytes for r in runs
+    )
+    joins = [r.join_bytes for r in runs if r.join_bytes]
+    return {
+        "bytes_per_action_per_seat": round(received / told, 1) if told else None,
+        "bytes_p99_action_frame": frames[int(0.99 * (len(frames) - 1))] if frames else None,
+        "bytes_join_frame": round(statistics.mean(joins)) if joins else None,
+        "action_frames": len(frames),
     }
 
 
@@ -730,6 +823,12 @@ def main(argv: list[str] | None = None) -> int:
         "--server-python",
         metavar="PATH",
         help="the interpreter that runs the server (default: this one), e.g. another venv's",
+    )
+    parser.add_argument(
+        "--frames",
+        default="deltas",
+        choices=["deltas", "full"],
+        help="what the scripted humans join for: deltas, or whole state frames",
     )
     parser.add_argument(
         "--warmup-actions",
@@ -815,6 +914,11 @@ def main(argv: list[str] | None = None) -> int:
           f"({result['server_cpu_share_of_core']:.0%} of one core; in the kernel "
           f"{result['server_system_cpu_ms_per_action']} ms; "
           f"{result['server_wakeups_per_action']} wake-ups per action)")  # fmt: skip
+    print(f"bytes a seat received ({args.frames}): {result['bytes_per_action_per_seat']} B "
+          f"per accepted action (join frame apart), p99 of a frame telling of actions "
+          f"{result['bytes_p99_action_frame']} B, join frame {result['bytes_join_frame']} B; "
+          f"a whole table per action: {args.humans} x that; machine speed "
+          f"{result['machine_deals_per_s']} deals/s, load {result['load_after']}")  # fmt: skip
     print(f"redis CPU per action: {result['redis_cpu_ms_per_action']} ms; "
           f"bench client: {result['client_cpu_ms_per_action']} ms")  # fmt: skip
     print(f"memory: idle {result['rss_idle_mib']} MiB (after a warm-up table of "

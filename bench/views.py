@@ -5,7 +5,9 @@
 Normal bots play ``--matches`` seeded matches of ``--deals`` deals (classic),
 and for every action the work a room does in ``bench/server.py``'s table is
 timed on its own: the bot's view of the seat to act (no hints), ``apply``,
-the person's view of seat 0 (hints on their turn), and encoding that view.
+the person's view of seat 0 (hints on their turn), and encoding that view; then
+what a socket taking deltas costs instead ("delta": the diff from seat 0's
+previous view and the digest, ``server.deltas``), with the mean bytes of each.
 The bots' own thinking is not timed.  Prints mean microseconds per action for
 each; the first repeat runs with cold caches (memos empty), later ones warm.
 Same seeds, same actions: two versions of the engine that print the same
@@ -31,19 +33,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import msgspec
 
 from server import bots
+from server.deltas import diff, digest
 from server.engine import BOT_HINTS, PRESETS, NextDeal, apply, new_match, seat_view
 
 _encoder = msgspec.json.Encoder()
 
 
-def play(matches: int, deals: int, seed: int, flush_mib: int = 0) -> tuple[int, dict[str, float]]:
-    """Actions played, and seconds spent on each part of the room's work."""
+def play(
+    matches: int, deals: int, seed: int, flush_mib: int = 0, sizes: dict[str, int] | None = None
+) -> tuple[int, dict[str, float]]:
+    """Actions played, and seconds spent on each part of the room's work (``sizes``,
+    when given, adds up the bytes of each view's JSON and of each delta)."""
     scratch = bytearray(flush_mib << 20)
-    spent = dict.fromkeys(("bot view", "apply", "person's view", "encode"), 0.0)
+    spent = dict.fromkeys(("bot view", "apply", "person's view", "encode", "delta"), 0.0)
     actions = 0
-    clock = time.perf_counter
+    clock = time.process_time if os.environ.get("BENCH_CPU_CLOCK") else time.perf_counter
     for match in range(matches):
         state = new_match(PRESETS["classic"], seed * 1_000_003 + match, deals)
+        before = {"v": seat_view(state, 0)}
         while state.winners is None:
             deal = state.deal
             if deal.result is not None:
@@ -60,12 +67,20 @@ def play(matches: int, deals: int, seed: int, flush_mib: int = 0) -> tuple[int, 
             t3 = clock()
             person = seat_view(state, 0)
             t4 = clock()
-            _encoder.encode(person)
+            whole = _encoder.encode(person)
             t5 = clock()
+            after = {"v": person}
+            ops = _encoder.encode([diff(before, after), digest(after)])
+            t6 = clock()
+            before = after
             spent["bot view"] += t1 - t0
             spent["apply"] += t3 - t2
             spent["person's view"] += t4 - t3
             spent["encode"] += t5 - t4
+            spent["delta"] += t6 - t5
+            if sizes is not None:
+                sizes["view"] += len(whole)
+                sizes["delta"] += len(ops)
             actions += 1
     return actions, spent
 
@@ -88,11 +103,16 @@ def main() -> None:
         f"Python {platform.python_version()}; {args.matches} matches of {args.deals} deals"
     )
     for repeat in range(args.repeats):
-        actions, spent = play(args.matches, args.deals, args.seed, args.flush_mib)
+        sizes = dict.fromkeys(("view", "delta"), 0)
+        actions, spent = play(args.matches, args.deals, args.seed, args.flush_mib, sizes)
         parts = ", ".join(f"{name} {1e6 * s / actions:.1f}" for name, s in spent.items())
         total = 1e6 * sum(spent.values()) / actions
         label = "cold" if repeat == 0 else "warm"
         print(f"{label}: {actions} actions; us per action: {parts}; all {total:.1f}")
+        print(
+            f"  bytes per action: the view {sizes['view'] / actions:.0f}, its delta (ops "
+            f"and digest, no events, no table) {sizes['delta'] / actions:.0f}"
+        )
 
 
 if __name__ == "__main__":

@@ -43,6 +43,8 @@ class Connection:
         # Why the server ended this connection (a WebSocket close code), if it did.
         self.close_code: int | None = None
         self.close_reason = ""
+        # What this socket was last shown (whether it takes deltas: set at the join).
+        self.feed = presenter.Feed()
 
     @property
     def seat(self) -> int:
@@ -63,7 +65,9 @@ class Connection:
         """Queue a room's ``update`` as a frame; False when the connection is (now) cut off."""
         if not self.open:
             return False
-        return self.push_frame(presenter.frame(update))
+        text = presenter.frame(update, self.feed)
+        # None: a socket taking deltas whose picture did not change is told nothing.
+        return True if text is None else self.push_frame(text)
 
     def push_frame(self, frame: str) -> bool:
         """Queue an encoded ``frame`` without waiting; False when the connection is cut off."""

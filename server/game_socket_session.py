@@ -161,6 +161,7 @@ async def serve(
     # Joined: the transport closes this socket to make room only after unjoined ones.
     mark_seated(websocket.scope, join.table)
     conn = Connection(seat, websocket.send_text, settings.outgoing_queue_size, send_now)
+    conn.feed.deltas = join.deltas
     writer = conn.start()
     try:
         room = await _attach(node, join.table, conn, token_hash)

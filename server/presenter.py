@@ -6,7 +6,10 @@ a sans-I/O protocol object sits between a socket and an application:
 
 - ``read_join`` and ``read`` turn one client frame into what should happen
   (a join, a request for the room, or an answer for the sender alone);
-- ``frame`` turns a room's ``Update`` into one text frame;
+- ``frame`` turns a room's ``Update`` into one text frame: for a socket that takes
+  deltas (its ``Feed`` says so) a ``delta`` frame from the picture it was last
+  shown, made from two full pictures by ``server.deltas`` (so it carries nothing
+  the full frame would not);
 - ``error_frame`` is the single mapping from a ``ServerError`` to an ``error``
   frame (its reason's value is the wire code), and ``close_for`` the single
   mapping from a room's ``Closing`` to a WebSocket close code.
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from server import metrics
+from server import deltas, metrics
 from server.engine import NextDeal, Pass, Play, Reason
 from server.errors import ServerError
 from server.fairness import EntropyReason
@@ -29,6 +32,7 @@ from server.protocol import (
     BotSpeedMsg,
     ClockInfo,
     CloseCode,
+    DeltaMsg,
     EmoteMsg,
     EmoteReply,
     EntropyMsg,
@@ -50,6 +54,7 @@ from server.protocol import (
     ProtocolError,
     ProtocolErrorCode,
     RenameMsg,
+    ResyncMsg,
     SeatInfo,
     StateMsg,
     TableInfo,
@@ -94,7 +99,9 @@ __all__ = [
     "PONG",
     "WIRE_REASONS",
     "Answer",
+    "Feed",
     "Inbound",
+    "Resync",
     "ToRoom",
     "close_for",
     "error_frame",
@@ -143,7 +150,30 @@ class Answer:
     frame: str
 
 
-Inbound = ToRoom | Answer
+@dataclass(frozen=True, slots=True)
+class Resync:
+    """Send this socket its full picture again (its client lost track of it)."""
+
+    reason: str
+
+
+Inbound = ToRoom | Answer | Resync
+
+
+class Feed:
+    """What one socket was last shown: its picture and that picture's version.
+
+    ``deltas``: the socket joined asking for deltas; otherwise every change is
+    sent whole and nothing is kept.  Written only by ``frame``, in the order the
+    socket's frames are queued (the order it receives them).
+    """
+
+    __slots__ = ("deltas", "picture", "version")
+
+    def __init__(self, deltas: bool = False) -> None:
+        self.deltas = deltas
+        self.picture: dict[str, Any] | None = None
+        self.version = -1
 
 
 def read_join(raw: str | bytes, max_bytes: int) -> JoinMsg:
@@ -165,14 +195,19 @@ def read(raw: str | bytes, max_bytes: int, *, seat: int, version: int) -> Inboun
     if isinstance(message, EntropyMsg):
         # Bound to the commitment it answers, not to a version.
         return ToRoom(version, GiveEntropy(message.commitment, message.seed))
+    if isinstance(message, ResyncMsg):
+        return Resync(message.reason.value)
     return ToRoom(message.version, request_for(message, seat))
 
 
-def read_watching(raw: str | bytes, max_bytes: int, *, version: int) -> str:
-    """The answer to one frame from a spectator's socket: nothing it sends reaches the room."""
+def read_watching(raw: str | bytes, max_bytes: int, *, version: int) -> str | Resync:
+    """The answer to one frame from a spectator's socket: nothing it sends reaches the
+    room, but it may ask for its full picture again."""
     message = _decode_joined(raw, max_bytes, version)
     if isinstance(message, Answer):
         return message.frame
+    if isinstance(message, ResyncMsg):
+        return Resync(message.reason.value)
     return error_frame(
         SeatError(SeatReason.SPECTATOR, "spectators watch; they cannot act"), version
     )
@@ -180,7 +215,7 @@ def read_watching(raw: str | bytes, max_bytes: int, *, version: int) -> str:
 
 def _decode_joined(
     raw: str | bytes, max_bytes: int, version: int
-) -> VersionedMessage | EmoteMsg | EntropyMsg | Answer:
+) -> VersionedMessage | EmoteMsg | EntropyMsg | ResyncMsg | Answer:
     """A joined socket's frame, or the answer it gets at once (refusal, pong, second join)."""
     try:
         message = decode_client(raw, max_bytes)
@@ -200,7 +235,7 @@ def _decode_joined(
     return message
 
 
-def _out_of_range(message: VersionedMessage | EmoteMsg | EntropyMsg) -> str | None:
+def _out_of_range(message: VersionedMessage | EmoteMsg | EntropyMsg | ResyncMsg) -> str | None:
     """What is wrong with a well-formed message's value by the table's own ranges (the
     protocol knows the frames' shapes, the rooms what a table accepts), or None."""
     if isinstance(message, EmoteMsg) and message.emote not in EMOTES:
@@ -290,26 +325,14 @@ def _clock_info(table: TableSnapshot) -> ClockInfo | None:
     )
 
 
-def frame(update: Update) -> str:
-    """The text frame that tells a socket ``update``."""
-    if isinstance(update, StateUpdate):
-        return encode(
-            StateMsg(
-                version=update.version,
-                table=table_info(update.table),
-                view=update.view,
-                events=update.events,
-            )
-        )
-    if isinstance(update, WatchUpdate):
-        return encode(
-            WatchMsg(
-                version=update.version,
-                table=table_info(update.table),
-                view=update.view,
-                events=update.events,
-            )
-        )
+def frame(update: Update, feed: Feed | None = None) -> str | None:
+    """The text frame that tells a socket ``update``; ``feed`` is what that socket
+    was last shown (None: a socket that is sent every picture whole).  None when
+    there is nothing to tell: the socket takes deltas and its picture is unchanged."""
+    if isinstance(update, StateUpdate | WatchUpdate):
+        if feed is None or not feed.deltas:
+            return full_frame(update)
+        return _frame_for(update, feed)
     if isinstance(update, EmoteShown):
         return encode(EmoteReply(seat=update.seat, emote=update.emote))
     if isinstance(update, InviteIssued):
@@ -329,6 +352,82 @@ def frame(update: Update) -> str:
         )
     assert isinstance(update, Refused)
     return error_frame(update.error, update.version)
+
+
+def full_frame(update: StateUpdate | WatchUpdate) -> str:
+    """The whole ``state`` (or ``watch``) frame of ``update``, made once per update."""
+    text: str | None = update.frames.get("full")
+    if text is None:
+        message: StateMsg | WatchMsg
+        if isinstance(update, StateUpdate):
+            message = StateMsg(
+                version=update.version,
+                table=_table_info_of(update.table),
+                view=update.view,
+                events=update.events,
+            )
+        else:
+            message = WatchMsg(
+                version=update.version,
+                table=_table_info_of(update.table),
+                view=update.view,
+                events=update.events,
+            )
+        text = update.frames["full"] = encode(message)
+    return text
+
+
+def picture(update: StateUpdate | WatchUpdate) -> tuple[dict[str, Any], str]:
+    """The picture a full frame of ``update`` shows (``{"t": table, "v": view}``: the
+    very table info and view that frame encodes) and its digest, made once per update;
+    the table info once per snapshot, for every seat."""
+    made: tuple[dict[str, Any], str] | None = update.frames.get("picture")
+    if made is None:
+        shown = {"t": _table_info_of(update.table), "v": update.view}
+        made = update.frames["picture"] = (shown, deltas.digest(shown))
+    return made
+
+
+def _table_info_of(table: TableSnapshot) -> TableInfo:
+    info: TableInfo | None = table.frames.get("table")
+    if info is None:
+        info = table.frames["table"] = table_info(table)
+    return info
+
+
+# A delta this long is compared with the whole frame, and the shorter one is sent (a
+# new deal changes most of a picture).
+_COMPARE_OVER = 1024
+
+
+def _frame_for(update: StateUpdate | WatchUpdate, feed: Feed) -> str | None:
+    """The frame that brings ``feed`` to ``update`` (None: it already shows it), and
+    ``feed`` moved on to it."""
+    shown, digest = picture(update)
+    base, base_version = feed.picture, feed.version
+    feed.picture, feed.version = shown, update.version
+    if base is None or update.full:
+        return full_frame(update)
+    # The seat's sockets usually hold the same picture: one delta made for all of them.
+    made: tuple[dict[str, Any], str | None] | None = update.frames.get(id(base))
+    if made is None or made[0] is not base:
+        ops = deltas.diff(base, shown)
+        text: str | None = None
+        # A change nobody sees (a new watch link's hash) is not worth a frame.
+        if ops or update.events or update.version != base_version:
+            text = encode(
+                DeltaMsg(
+                    version=update.version,
+                    base=base_version,
+                    ops=ops,
+                    digest=digest,
+                    events=update.events,
+                )
+            )
+            if len(text) > _COMPARE_OVER and len(full_frame(update)) <= len(text):
+                text = full_frame(update)
+        made = update.frames[id(base)] = (base, text)
+    return made[1]
 
 
 def error_frame(error: ServerError[Any], version: int | None) -> str:

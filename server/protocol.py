@@ -12,7 +12,7 @@ out of range with the same ``invalid_message`` code as a field of a wrong type.
 from __future__ import annotations
 
 from enum import IntEnum, StrEnum
-from typing import Annotated, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias
 
 import msgspec
 
@@ -27,6 +27,7 @@ __all__ = [
     "ClientMessage",
     "ClockInfo",
     "CloseCode",
+    "DeltaMsg",
     "EmoteMsg",
     "EmoteReply",
     "EntropyMsg",
@@ -48,6 +49,8 @@ __all__ = [
     "ProtocolError",
     "ProtocolErrorCode",
     "RenameMsg",
+    "ResyncMsg",
+    "ResyncReason",
     "SeatInfo",
     "ServerMessage",
     "StateMsg",
@@ -99,6 +102,9 @@ class JoinMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="join
     table: str
     # A missing token is a bad token (close 4401), not a malformed frame.
     token: str = ""
+    # True: after the first full frame, ``delta`` frames (docs/protocol.md, "Deltas").
+    # False, the default: a whole ``state`` (or ``watch``) frame after every change.
+    deltas: bool = False
 
 
 class PlayMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="play"):
@@ -194,6 +200,24 @@ class EntropyMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="e
     seed: Annotated[str, msgspec.Meta(pattern=CLIENT_SEED_PATTERN)]
 
 
+class ResyncReason(StrEnum):
+    """Why a client that takes deltas asks for its full picture again."""
+
+    # A delta's ``from`` is not the version the client holds (a frame went missing).
+    GAP = "gap"
+    # The patched picture's digest is not the delta's ``digest``.
+    DIGEST = "digest"
+    # An op did not fit the picture (no such key, an index past the end).
+    PATCH = "patch"
+
+
+class ResyncMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="resync"):
+    """Send this socket its full picture again (a ``state`` or ``watch`` frame), after
+    which deltas go on from it; no version (it is about what the client holds)."""
+
+    reason: ResyncReason
+
+
 class PingMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="ping"):
     """Keep-alive; answered with ``pong``."""
 
@@ -214,6 +238,7 @@ ClientMessage: TypeAlias = (
     | WatchLinkMsg
     | EmoteMsg
     | EntropyMsg
+    | ResyncMsg
     | PingMsg
 )
 # What a joined connection forwards to its room: every one carries a version.
@@ -249,6 +274,7 @@ _CLIENT_TYPES = frozenset(
         "emote",
         "entropy",
         "rename",
+        "resync",
         "ping",
     }
 )
@@ -337,6 +363,18 @@ class WatchMsg(msgspec.Struct, frozen=True, tag="watch"):
     events: list[Event]
 
 
+class DeltaMsg(msgspec.Struct, frozen=True, omit_defaults=True, tag="delta"):
+    """What changed in a socket's picture (its ``table`` and ``view``) from version
+    ``from`` to ``version``: ``ops`` patch it (``server.deltas``), then its canonical
+    JSON must have ``digest``; ``events`` as in a ``state`` frame (omitted when none)."""
+
+    version: int
+    base: int = msgspec.field(name="from")
+    ops: list[list[Any]]
+    digest: str
+    events: list[Event] = msgspec.field(default_factory=list)
+
+
 class EmoteReply(msgspec.Struct, frozen=True, tag="emote"):
     """Seat ``seat`` reacted with ``emote``."""
 
@@ -375,7 +413,7 @@ class Pong(msgspec.Struct, frozen=True, tag="pong"):
 
 
 ServerMessage: TypeAlias = (
-    StateMsg | WatchMsg | HintReply | EmoteReply | InviteReply | ErrorMsg | Pong
+    StateMsg | WatchMsg | DeltaMsg | HintReply | EmoteReply | InviteReply | ErrorMsg | Pong
 )
 
 

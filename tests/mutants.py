@@ -36,6 +36,7 @@ WIRE_TESTS = [
     "tests/server/test_socket_connection.py",
 ]
 APP_TESTS = ["tests/server/test_app.py"]
+DELTA_TESTS = ["tests/server/test_deltas.py", "tests/server/test_delta_frames.py"]
 # The socket's own limits (join timeout, frame size, flooding) are tested apart.
 SOCKET_LIMIT_TESTS = ["tests/server/test_limits.py"]
 # The "cluster" group: real server processes on one Redis, talking over its bus.
@@ -821,6 +822,27 @@ MUTANTS = [
     ),
     # -- rooms group: presenter, protocol, socket side --
     Mutant(
+        "delta-claims-the-version-it-makes-as-its-base",
+        "server/presenter.py",
+        "                    base=base_version,",
+        "                    base=update.version,",
+        DELTA_TESTS,
+    ),
+    Mutant(
+        "resync-answered-with-a-delta",
+        "server/rooms/room.py",
+        "self._state, self._version, listener.seat, snapshot, [], full=True",
+        "self._state, self._version, listener.seat, snapshot, []",
+        DELTA_TESTS,
+    ),
+    Mutant(
+        "splice-one-place-late",
+        "server/deltas.py",
+        "            self.ops.append([path, start, end_old - start, new[start:end_new]])",
+        "            self.ops.append([path, start + 1, end_old - start, new[start:end_new]])",
+        DELTA_TESTS,
+    ),
+    Mutant(
         "play-for-seat-zero",
         "server/presenter.py",
         "return Play(seat=seat, cards=list(message.cards))",
@@ -973,8 +995,8 @@ MUTANTS = [
     Mutant(
         "spectator-request-reaches-the-room",
         "server/cluster/table.py",
-        "    if conn.seat == SPECTATOR:\n        conn.push_frame(",
-        "    if False:\n        conn.push_frame(",
+        "    if conn.seat == SPECTATOR:\n        answer = presenter.read_watching(",
+        "    if False:\n        answer = presenter.read_watching(",
         CLUSTER_TESTS,
     ),
     Mutant(

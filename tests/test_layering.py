@@ -29,6 +29,7 @@ LAYERS: list[dict[str, tuple[str, ...]]] = [
             "server.proxies",
             "server.operator_access",
             "server.log_redaction",
+            "server.deltas",
         )
     },
     {"rooms": ("server.rooms",), "wire": ("server.protocol",)},

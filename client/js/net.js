@@ -1,5 +1,8 @@
 // Talking to the server: POST /api/tables to open a table, then one WebSocket per seat
 // that rejoins by itself (exponential backoff with jitter) whenever the network drops.
+// The socket takes deltas (deltas.js): the page is handed whole frames all the same.
+
+import { Mirror } from "./deltas.js";
 
 export class ApiError extends Error {
   constructor(code, message) {
@@ -55,8 +58,12 @@ export class Connection {
    * onMessage(msg); onStatus({state: "connecting"|"online"|"stalled"|"offline", retryAt});
    * onFatal(code).
    */
-  constructor({ table, token, onMessage, onStatus, onFatal }) {
-    Object.assign(this, { table, token, onMessage, onStatus, onFatal });
+  constructor({ table, token, onMessage, onStatus, onFatal, deltas = true }) {
+    Object.assign(this, { table, token, onMessage, onStatus, onFatal, deltas });
+    // This socket's picture, rebuilt from deltas (a new one per socket).
+    this.mirror = new Mirror();
+    // Resyncs asked, by reason: read by the tests through pdk.state().
+    this.resyncs = [];
     this.ws = null;
     this.attempt = 0;
     this.retryTimer = null;
@@ -91,12 +98,13 @@ export class Connection {
     this.joined = false;
     this.stalled = false;
     this.waitingSince = null;
+    this.mirror = new Mirror();
     this.onStatus({ state: "connecting" });
     this.joinTimer = setTimeout(() => {
       if (this.ws === ws && !this.joined) this.drop(ws);
     }, JOIN_TIMEOUT_MS);
     ws.addEventListener("open", () => {
-      ws.send(JSON.stringify({ type: "join", table: this.table, token: this.token }));
+      ws.send(JSON.stringify({ type: "join", table: this.table, token: this.token, deltas: this.deltas }));
       this.pingTimer = setInterval(() => this.tick(ws), PING_MS);
     });
     ws.addEventListener("message", (ev) => {
@@ -111,6 +119,16 @@ export class Connection {
         msg = JSON.parse(ev.data);
       } catch {
         return;
+      }
+      if (msg.type === "delta" || msg.type === "state" || msg.type === "watch") {
+        const whole = this.mirror.take(msg);
+        if (typeof whole === "string") {
+          // Lost track (a frame missed, a wrong picture): the server sends the whole one.
+          this.resyncs.push(whole);
+          this.send({ type: "resync", reason: whole });
+        }
+        if (whole === null || typeof whole === "string") return;
+        msg = whole;
       }
       // A seat's first `state` (or a spectator's first `watch`) means the join worked.
       if ((msg.type === "state" || msg.type === "watch") && !this.joined) {

@@ -65,6 +65,8 @@ class ToOwner(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     token: str = ""
     frame: str = ""
     conns: list[tuple[int, int, int]] = []
+    # ``attach``: the socket takes deltas (its frames are made on the owner).
+    deltas: bool = False
 
 
 class ToProcess(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

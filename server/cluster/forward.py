@@ -190,7 +190,13 @@ class Forwarder:
         self._seen[conn_id] = -1
         self._tokens[conn_id] = token_hash or ""
         if self._fence is not None:
-            self._post("attach", conn=conn_id, seat=conn.seat, token=token_hash or "")
+            self._post(
+                "attach",
+                conn=conn_id,
+                seat=conn.seat,
+                token=token_hash or "",
+                deltas=conn.feed.deltas,
+            )
         else:
             self._wake.set()
 
@@ -321,7 +327,9 @@ class Forwarder:
             self._fence = holder.fence
             for conn_id, conn in self._conns.items():
                 token = self._tokens.get(conn_id, "")
-                self._post("attach", conn=conn_id, seat=conn.seat, token=token)
+                self._post(
+                    "attach", conn=conn_id, seat=conn.seat, token=token, deltas=conn.feed.deltas
+                )
             self._release_held()
         elif tick % self._alive_every == 0 and self._conns:
             conns = [(cid, c.seat, self._seen.get(cid, -1)) for cid, c in self._conns.items()]

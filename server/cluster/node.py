@@ -208,7 +208,9 @@ class Node:
         if message.kind == "attach":
             if conn is None or not conn.open:
                 token = message.token or None
-                self._attach_remote(room, message.proc, message.conn, message.seat, token)
+                self._attach_remote(
+                    room, message.proc, message.conn, message.seat, token, message.deltas
+                )
             else:
                 conn.last_seen = now
                 room.resync(conn)
@@ -223,7 +225,13 @@ class Node:
             LocalTable(room, self._max_frame_bytes).take(conn, message.frame)
 
     def _attach_remote(
-        self, room: Room, proc: str, conn_id: int, seat: int, token: str | None = None
+        self,
+        room: Room,
+        proc: str,
+        conn_id: int,
+        seat: int,
+        token: str | None = None,
+        deltas: bool = False,
     ) -> None:
         # Any seat or a spectator: the room checks the token (an open bot seat's invite
         # makes that seat human on its first join).
@@ -237,6 +245,7 @@ class Node:
         conn = RemoteConnection(
             self._bus, room.id, room.lease.fence, proc, conn_id, seat, self._queue_size
         )
+        conn.feed.deltas = deltas
         self._remote[(room.id, proc, conn_id)] = conn
         conn.start()
 

@@ -54,11 +54,15 @@ class TableHandle(Protocol):
 
 def read_frame(
     conn: Connection, frame: str | bytes, max_bytes: int, version: int
-) -> presenter.ToRoom | None:
-    """The request ``frame`` makes of the room, or None when the frame was answered on
-    ``conn`` alone (a spectator's frame, a ping, a refusal; ``version`` is the table's)."""
+) -> presenter.ToRoom | presenter.Resync | None:
+    """The request ``frame`` makes of the room (a resync too: the room sends the full
+    picture), or None when the frame was answered on ``conn`` alone (a spectator's
+    frame, a ping, a refusal; ``version`` is the table's)."""
     if conn.seat == SPECTATOR:
-        conn.push_frame(presenter.read_watching(frame, max_bytes, version=version))
+        answer = presenter.read_watching(frame, max_bytes, version=version)
+        if isinstance(answer, presenter.Resync):
+            return answer
+        conn.push_frame(answer)
         return None
     inbound = presenter.read(frame, max_bytes, seat=conn.seat, version=version)
     if isinstance(inbound, presenter.Answer):
@@ -97,5 +101,7 @@ class LocalTable:
     def take(self, conn: Connection, frame: str | bytes) -> None:
         """Read ``frame``; a request goes into the room's inbox."""
         request = read_frame(conn, frame, self._max_bytes, self.room.version)
-        if request is not None:
+        if isinstance(request, presenter.Resync):
+            self.room.resync(conn)
+        elif request is not None:
             self.room.submit(conn, request.version, request.request)

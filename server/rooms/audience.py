@@ -144,11 +144,21 @@ class Audience:
         seat: int,
         snapshot: TableSnapshot,
         events: list[Event],
+        full: bool = False,
     ) -> StateUpdate:
-        """What a socket of ``seat`` hears of the table at ``version``."""
+        """What a socket of ``seat`` hears of the table at ``version`` (``full``: whole,
+        even to a socket that takes deltas)."""
         return StateUpdate(
-            version=version, table=snapshot, view=self.view(state, seat), events=events
+            version=version, table=snapshot, view=self.view(state, seat), events=events, full=full
         )
+
+    def watch_update(
+        self, state: engine.MatchState, version: int, snapshot: TableSnapshot, full: bool = False
+    ) -> WatchUpdate:
+        """What a spectator hears of the table at ``version``, with no events."""
+        if self._public is None:
+            self._public = engine.public_view(state)
+        return WatchUpdate(version=version, table=snapshot, view=self._public, events=[], full=full)
 
     def broadcast(
         self, state: engine.MatchState, version: int, snapshot: TableSnapshot, events: list[Event]

@@ -215,7 +215,8 @@ class Room:
             self._inbox.put_nowait(Detach(listener))
 
     def resync(self, listener: Listener) -> None:
-        """Send ``listener`` its full state again (a forwarded socket that missed frames)."""
+        """Send ``listener`` its full state again (a forwarded socket that missed frames,
+        a client that lost track of its deltas)."""
         if not self.closed:
             self._inbox.put_nowait(Resync(listener))
 
@@ -313,8 +314,17 @@ class Room:
                 await self._commit(held[1], held[0])
 
     def _resync(self, listener: Listener) -> None:
+        # Whole, even to a socket that takes deltas: it (or its process) lost track.
         if listener in self._audience.humans.get(listener.seat, []):
-            listener.push(self._state_update(listener.seat, self._snapshot(), []))
+            snapshot = self._snapshot()
+            listener.push(
+                self._audience.state_update(
+                    self._state, self._version, listener.seat, snapshot, [], full=True
+                )
+            )
+        elif listener in self._audience.spectators:
+            update = self._audience.watch_update(self._state, self._version, self._snapshot(), True)
+            listener.push(update)
 
     async def _attach(self, command: Attach) -> None:
         if command.done.done():  # the handler gave up waiting (socket gone)

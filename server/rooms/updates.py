@@ -7,7 +7,7 @@ updates as frames and maps closings to WebSocket close codes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -77,26 +77,37 @@ class TableSnapshot:
     spectators: int = 0
     # Wall-clock seconds when the snapshot was taken (the clock's time left is from it).
     now: float = 0.0
+    # The presenter's: the table info made of this snapshot, shared by every seat's frame.
+    frames: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
 class StateUpdate:
-    """A seat's whole picture at ``version``, with the events that led to it."""
+    """A seat's whole picture at ``version``, with the events that led to it.
+
+    ``full``: sent whole even to a socket that takes deltas (it asked to resync).
+    ``frames`` is the presenter's: what it made of this update, kept for the seat's
+    other sockets (the update is shared by them)."""
 
     version: int
     table: TableSnapshot
     view: SeatView
     events: list[Event]
+    full: bool = False
+    frames: dict[object, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
 class WatchUpdate:
-    """A spectator's picture at ``version``: the public view, never a hand."""
+    """A spectator's picture at ``version``: the public view, never a hand (``full``
+    and ``frames`` as in ``StateUpdate``)."""
 
     version: int
     table: TableSnapshot
     view: PublicView
     events: list[Event]
+    full: bool = False
+    frames: dict[object, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,434 @@
+"""Per-seat deltas: what changed in one picture of the table since the last one sent.
+
+A *picture* is what a whole ``state`` (or ``watch``) frame shows apart from its
+events: ``{"t": table info, "v": view}``.  The presenter makes it of the one
+projection there is (``engine.seat_view`` / ``engine.public_view`` and
+``presenter.table_info``: the very Structs the whole frame encodes), and a delta
+is computed *from two pictures of the same eyes*: it can only carry what the
+whole frame would have shown, so nothing hidden can leak through it.
+
+``diff(old, new)`` is a generic structural diff of JSON values (``msgspec``
+Structs among them, compared field by field); ``patch(old, ops)`` is its inverse,
+the client's apply (client/js/deltas.js does the same in JavaScript; ``Mirror``
+is the client's whole bookkeeping, which tests and bench/server.py use).  An op
+is a JSON array whose length says what it does, on a path of ``/``-joined keys
+and list indices (``~0`` and ``~1`` escape ``~`` and ``/`` in a key, as in JSON
+Pointer; a null path is the whole picture, ``""`` the key ``""``):
+
+- ``[path, value]``: set the key or list item at ``path`` to ``value`` (a
+  list's length as the index appends one item);
+- ``[path, null, source]``: set ``path`` to a copy of the value at path
+  ``source`` in the picture as patched so far (a move is sent once, then copied
+  into the trick, the deal's moves and the table's top);
+- ``[path]``: remove the key at ``path``;
+- ``[path, index, count, items]``: in the list at ``path``, remove ``count``
+  items at ``index`` and insert ``items`` there.
+
+``digest(picture)`` is the check a client makes after patching: CRC-32 of the
+picture's canonical JSON (keys sorted, no spaces, ``msgspec``'s string escapes,
+which are ``JSON.stringify``'s; an integer a JavaScript number cannot hold
+exactly, the fairness seed, written as ``null``), as 8 lowercase hex digits.
+docs/protocol.md ("Deltas") says why CRC-32 and why a generic diff.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import msgspec
+
+__all__ = [
+    "MAX_SAFE_INTEGER",
+    "Mirror",
+    "Op",
+    "PatchError",
+    "canonical",
+    "diff",
+    "digest",
+    "patch",
+]
+
+Op = list[Any]
+
+# The largest integer a JavaScript number holds exactly (Number.MAX_SAFE_INTEGER).
+MAX_SAFE_INTEGER = (1 << 53) - 1
+
+_canonical = msgspec.json.Encoder(order="sorted")
+# Sixteen digits in a row may be a number beyond MAX_SAFE_INTEGER (digits in a string
+# are a false alarm the exact walk then clears): every digit read as a 9, then one find,
+# is a few times cheaper than a regular expression.
+_NINES = bytes.maketrans(b"0123456789", b"9999999999")
+_SIXTEEN_NINES = b"9" * 16
+
+
+class PatchError(ValueError):
+    """A delta that does not fit the picture it is applied to (the client resyncs)."""
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1") if "~" in key or "/" in key else key
+
+
+def _unescape(key: str) -> str:
+    return key.replace("~1", "/").replace("~0", "~") if "~" in key else key
+
+
+def _join(path: str | None, key: str | int) -> str:
+    part = str(key) if isinstance(key, int) else _escape(key)
+    return part if path is None else f"{path}/{part}"
+
+
+def diff(old: Any, new: Any) -> list[Op]:
+    """The ops that turn picture ``old`` into ``new``: JSON values, ``msgspec`` Structs
+    among them (the server's pictures are its table info and view themselves)."""
+    ops: list[Op] = []
+    _Differ(ops).diff(old, new, None)
+    return ops
+
+
+def _same(a: Any, b: Any) -> bool:
+    # A tuple is a JSON array too: the server's pictures hold them (``to_builtins``).
+    # ``True == 1`` in Python but not in JSON: a scalar keeps its type.
+    return a == b and type(a) is type(b)
+
+
+# A value this long (as JSON) is sent once per delta: again, it is a copy of the first.
+_COPY_OVER = 24
+# An object of at most this many keys may be set whole rather than key by key.
+_SMALL = 8
+_encode = msgspec.json.Encoder().encode
+
+
+class _Differ:
+    __slots__ = ("_sent", "ops")
+
+    def __init__(self, ops: list[Op]) -> None:
+        self.ops = ops
+        # The JSON of each container set whole so far, and the path it was set at.
+        self._sent: dict[bytes, str] = {}
+
+    def diff(self, old: Any, new: Any, path: str | None) -> None:
+        fields = _fields(type(new))
+        if fields is not _PLAIN and type(old) is type(new):
+            if fields is not None:
+                self.diff_struct(old, new, fields, path)
+                return
+            old, new = msgspec.to_builtins(old), msgspec.to_builtins(new)
+        if isinstance(old, dict) and isinstance(new, dict):
+            # Compared key by key (not first as a whole): a picture's root always changed.
+            outer, self.ops = self.ops, []
+            for key, value in new.items():
+                if key not in old:
+                    self.set(_join(path, key), value)
+                    continue
+                before = old[key]
+                # Most of a picture stays as it was: no path is made for that part.
+                if before == value and type(before) is type(value):
+                    continue
+                self.diff(before, value, _join(path, key))
+            for key in old:
+                if key not in new:
+                    self.ops.append([_join(path, key)])
+            inner, self.ops = self.ops, outer
+            self.whole_or_parts(path, new, len(new), inner)
+        elif isinstance(old, list) and isinstance(new, list):
+            self.diff_list(old, new, path)
+        elif not _same(old, new):
+            self.set(path, new)
+
+    def diff_struct(
+        self, old: Any, new: Any, fields: list[tuple[str, str]], path: str | None
+    ) -> None:
+        """A ``msgspec`` Struct (an object with fixed keys, as the JSON shows it), compared
+        field by field in C without turning either into dicts first."""
+        outer, self.ops = self.ops, []
+        later = []
+        olds, news = _astuple(old), _astuple(new)
+        # Most fields are unchanged (often the very same object): found in one pass.
+        changed = [
+            i
+            for i, (before, value) in enumerate(zip(olds, news, strict=True))
+            if before is not value and (before != value or type(before) is not type(value))
+        ]
+        for i in changed:
+            before, value, key = olds[i], news[i], fields[i][1]
+            if type(value) in _SCALARS:
+                # A number, a string, a flag, null: set (most changed fields are these).
+                self.ops.append([_join(path, key), value])
+            elif isinstance(value, list):
+                self.diff(before, value, _join(path, key))
+            else:
+                later.append((before, value, key))
+        # Lists first: a move appended to the deal's moves is then only copied to the
+        # table's top (``whole_or_parts``), not sent again key by key.
+        for before, value, key in later:
+            self.diff(before, value, _join(path, key))
+        inner, self.ops = self.ops, outer
+        self.whole_or_parts(path, new, len(fields), inner)
+
+    def whole_or_parts(self, path: str | None, new: Any, keys: int, inner: list[Op]) -> None:
+        # Several fields of a small object changed (the trick's top move): set it whole
+        # when that is shorter (a copy of the same value sent earlier is shortest).
+        if (
+            len(inner) > 1
+            and path is not None
+            and keys <= _SMALL
+            and (_encode(new) in self._sent or len(_encode(inner)) > len(_encode(new)) + len(path))
+        ):
+            self.set(path, new)
+        else:
+            self.ops += inner
+
+    def set(self, path: str | None, value: Any) -> None:
+        if value and (isinstance(value, dict | list | tuple) or _fields(type(value)) is not _PLAIN):
+            text = _encode(value)
+            if len(text) >= _COPY_OVER:
+                source = self._sent.get(text)
+                if source is not None:
+                    self.ops.append([path, None, source])
+                    return
+                if path is not None:
+                    self._sent[text] = path
+        self.ops.append([path, value])
+
+    def diff_list(self, old: list[Any], new: list[Any], path: str | None) -> None:
+        if old == new:
+            return
+        n_old, n_new = len(old), len(new)
+        if n_new > n_old and new[:n_old] == old:
+            start = n_old  # appended to (a deal's moves): one compare in C
+        else:
+            start = 0
+            limit = min(n_old, n_new)
+            while start < limit and old[start] == new[start]:
+                start += 1
+        end_old, end_new = n_old, n_new
+        while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
+            end_old -= 1
+            end_new -= 1
+        if end_old - start == end_new - start:
+            # Same length in the middle: item by item (a count changes, a flag flips).
+            for i in range(start, end_old):
+                self.diff(old[i], new[i], _join(path, i))
+        elif end_old == start == n_old and end_new == n_new == n_old + 1:
+            # One item appended (a move): set one past the end.
+            self.set(_join(path, start), new[start])
+        else:
+            self.ops.append([path, start, end_old - start, new[start:end_new]])
+
+
+_astuple = msgspec.structs.astuple
+_SCALARS = frozenset({int, str, bool, float, type(None)})
+# What ``_fields`` answers for a type that is no Struct (a dict, a list, a number...).
+_PLAIN: list[tuple[str, str]] = []
+_STRUCT_FIELDS: dict[type, list[tuple[str, str]] | None] = {}
+
+
+def _fields(cls: type) -> list[tuple[str, str]] | None:
+    """A Struct type's (attribute, JSON key) pairs; None when its JSON may leave a field
+    out (``omit_defaults``): that one is compared as plain values; ``_PLAIN`` for any
+    other type.  Cached per type: ``isinstance(x, msgspec.Struct)`` is slow."""
+    fields = _STRUCT_FIELDS.get(cls, _PLAIN)
+    if fields is _PLAIN and cls not in _STRUCT_FIELDS:
+        config: Any = getattr(cls, "__struct_config__", None)
+        names: tuple[str, ...] = getattr(cls, "__struct_fields__", ())
+        keys: tuple[str, ...] = getattr(cls, "__struct_encode_fields__", ())
+        fields = _STRUCT_FIELDS[cls] = (
+            _PLAIN
+            if config is None
+            else None
+            if config.omit_defaults
+            else list(zip(names, keys, strict=True))
+        )
+    return fields
+
+
+def patch(picture: Any, ops: list[Op]) -> Any:
+    """``picture`` with ``ops`` applied (a new value; ``picture`` is left as it was).
+    ``PatchError`` when an op does not fit."""
+    if not isinstance(ops, list):
+        raise PatchError("the ops are a list")
+    root: list[Any] = [_copy(picture)]
+    for op in ops:
+        _apply(root, op)
+    return root[0]
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _parts(path: Any) -> list[str]:
+    if path is None:
+        return []
+    if not isinstance(path, str):
+        raise PatchError(f"a path is a string or null, not {path!r}")
+    return path.split("/")
+
+
+def _index(node: list[Any], part: str, extra: int = 0) -> int:
+    if not (part.isascii() and part.isdigit()) or int(part) >= len(node) + extra:
+        raise PatchError(f"no item {part!r} in a list of {len(node)}")
+    return int(part)
+
+
+def _child(node: Any, part: str) -> Any:
+    if isinstance(node, list):
+        return node[_index(node, part)]
+    if isinstance(node, dict):
+        key = _unescape(part)
+        if key not in node:
+            raise PatchError(f"no key {key!r}")
+        return node[key]
+    raise PatchError(f"cannot go into a {type(node).__name__} at {part!r}")
+
+
+def _at(root: list[Any], path: Any) -> Any:
+    node: Any = root[0]
+    for part in _parts(path):
+        node = _child(node, part)
+    return node
+
+
+def _apply(root: list[Any], op: Any) -> None:
+    if not isinstance(op, list) or len(op) not in (1, 2, 3, 4):
+        raise PatchError(f"an op is a list of 1 to 4 items, not {op!r}")
+    if len(op) == 4:
+        _splice(_at(root, op[0]), op[1], op[2], op[3])
+        return
+    parts = _parts(op[0])
+    if not parts:
+        if len(op) == 1:
+            raise PatchError("the picture itself cannot be removed")
+        root[0] = _copy(op[1] if len(op) == 2 else _at(root, op[2]))
+        return
+    parent = _at(root, "/".join(parts[:-1]) if len(parts) > 1 else None)
+    last = parts[-1]
+    if len(op) == 1:
+        key = _unescape(last)
+        if not isinstance(parent, dict) or key not in parent:
+            raise PatchError(f"nothing to remove at {op[0]!r}")
+        del parent[key]
+        return
+    if len(op) == 3 and op[1] is not None:
+        raise PatchError(f"a copy is [path, null, source], not {op!r}")
+    value = _copy(op[1] if len(op) == 2 else _at(root, op[2]))
+    if isinstance(parent, dict):
+        parent[_unescape(last)] = value
+    elif isinstance(parent, list):
+        index = _index(parent, last, extra=1)
+        if index == len(parent):
+            parent.append(value)
+        else:
+            parent[index] = value
+    else:
+        raise PatchError(f"{op[0]!r} goes through a {type(parent).__name__}")
+
+
+def _splice(target: Any, index: Any, count: Any, items: Any) -> None:
+    if not isinstance(target, list):
+        raise PatchError("a splice is made on a list")
+    if not _count(index) or not _count(count) or index + count > len(target):
+        raise PatchError(f"cannot remove {count!r} at {index!r} of {len(target)}")
+    if not isinstance(items, list):
+        raise PatchError(f"a splice inserts a list, not {items!r}")
+    target[index : index + count] = _copy(items)
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def canonical(picture: Any) -> bytes:
+    """The picture's canonical JSON, the bytes its digest is taken of (see the module)."""
+    data = _canonical.encode(picture)
+    if data.translate(_NINES).find(_SIXTEEN_NINES) >= 0:
+        plain = msgspec.to_builtins(picture)
+        if _has_unsafe_int(plain):
+            data = _canonical.encode(_nulled(plain))
+    return data
+
+
+def digest(picture: Any) -> str:
+    """CRC-32 of ``canonical(picture)``, as 8 lowercase hex digits."""
+    return f"{zlib.crc32(canonical(picture)):08x}"
+
+
+def _unsafe(value: Any) -> bool:
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+    )
+
+
+def _has_unsafe_int(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_has_unsafe_int(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_unsafe_int(v) for v in value)
+    return _unsafe(value)
+
+
+def _nulled(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _nulled(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_nulled(v) for v in value]
+    return None if _unsafe(value) else value
+
+
+class Mirror:
+    """A client's copy of its picture, kept from the frames it is sent exactly as the
+    browser keeps it (client/js/net.js): the reference the tests and bench/server.py
+    rebuild views with.  ``take`` answers each ``state``/``watch``/``delta`` frame
+    (decoded JSON) with the whole frame it stands for, or with the reason to ask for a
+    resync (a ``ResyncReason`` value), after which it answers None to every delta
+    until a whole frame comes (one resync asked, not one per frame)."""
+
+    __slots__ = ("kind", "lost", "picture", "version")
+
+    def __init__(self) -> None:
+        self.picture: Any = None
+        self.version: int | None = None
+        self.kind = "state"
+        self.lost = False
+
+    def take(self, frame: dict[str, Any]) -> dict[str, Any] | str | None:
+        """The whole frame ``frame`` stands for, why to resync, or None (waiting)."""
+        if frame["type"] in ("state", "watch"):
+            self.kind = frame["type"]
+            self.picture = {"t": frame["table"], "v": frame["view"]}
+            self.version = frame["version"]
+            self.lost = False
+            return frame
+        if self.lost:
+            return None
+        reason = self._patched(frame)
+        if reason is not None:
+            self.picture, self.lost = None, True
+            return reason
+        return {
+            "type": self.kind,
+            "version": frame["version"],
+            "table": _copy(self.picture["t"]),
+            "view": _copy(self.picture["v"]),
+            "events": frame.get("events", []),
+        }
+
+    def _patched(self, frame: dict[str, Any]) -> str | None:
+        if self.picture is None or frame["from"] != self.version:
+            return "gap"
+        try:
+            picture = patch(self.picture, frame["ops"])
+        except PatchError:
+            return "patch"
+        if digest(picture) != frame["digest"]:
+            return "digest"
+        self.picture, self.version = picture, frame["version"]
+        return None

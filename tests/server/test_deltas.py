@@ -1,0 +1,231 @@
+"""Deltas: a generic diff of two pictures, its patch, the digest, and the client's mirror."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from server import bots, engine, presenter
+from server.deltas import MAX_SAFE_INTEGER, Mirror, PatchError, canonical, diff, digest, patch
+from server.fairness import Reveal
+from server.rooms.log import SeatMeta, TableMeta
+from server.rooms.updates import StateUpdate, TableSnapshot, WatchUpdate
+
+CARD_CODE = re.compile(r"(?:[3-9TJQKA2])[SHDC]")
+
+# Any JSON value a picture could hold: keys with the path's own separators in them too.
+_keys = st.text(alphabet=st.sampled_from("ab/~01é"), max_size=4)
+_scalars = st.none() | st.booleans() | st.integers(-(2**60), 2**60) | st.text(max_size=6)
+json_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(_keys, inner, max_size=5),
+    max_leaves=30,
+)
+
+
+def wire(value: Any) -> Any:
+    """``value`` as it comes out of a JSON parser at the other end."""
+    return json.loads(msgspec.json.encode(value))
+
+
+def same_json(a: Any, b: Any) -> bool:
+    # ``True == 1`` in Python: compare what each value is as JSON.
+    return canonical(a) == canonical(b)
+
+
+@settings(max_examples=250, deadline=None, derandomize=True)
+@given(old=json_values, new=json_values)
+def test_patching_with_the_diff_rebuilds_any_json_value_exactly(old: Any, new: Any) -> None:
+    ops = wire(diff(old, new))
+    rebuilt = patch(wire(old), ops)
+    assert same_json(rebuilt, new)
+    assert digest(rebuilt) == digest(new)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(base=st.lists(st.integers(0, 3), max_size=8), new=st.lists(st.integers(0, 3), max_size=8))
+def test_a_list_edit_is_one_splice_or_item_sets_and_leaves_the_picture_it_patched_alone(
+    base: list[int], new: list[int]
+) -> None:
+    picture = {"l": base}
+    kept = json.dumps(picture)
+    assert patch(picture, diff(picture, {"l": new})) == {"l": new}
+    assert json.dumps(picture) == kept
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        ["x/y", 1],
+        ["a/5", 1],
+        ["a/x", 1],
+        ["a", 0, 9, []],
+        ["a", -1, 0, []],
+        ["a", 0, 0, "x"],
+        ["b"],
+        ["a/0/x", 1],
+        ["a", None, "nowhere"],
+        "a",
+        [],
+        [None],
+    ],
+)
+def test_an_op_that_does_not_fit_the_picture_is_a_patch_error(op: Any) -> None:
+    with pytest.raises(PatchError):
+        patch({"a": [1, 2]}, [op])
+
+
+def test_a_value_set_twice_in_one_delta_is_sent_once_then_copied() -> None:
+    move = {"seat": 1, "cards": ["9S", "9D"], "kind": "pair", "top": "9", "length": 1}
+    passed = {"seat": 0, "cards": [], "kind": "pass"}
+    old = {"table": None, "trick": [], "moves": [passed]}
+    new = {"table": move, "trick": [move], "moves": [passed, move]}
+    ops = diff(old, new)
+    assert ops == [["table", move], ["trick/0", None, "table"], ["moves/1", None, "table"]]
+    assert patch(old, ops) == new
+
+
+def test_an_integer_a_javascript_number_cannot_hold_is_null_in_the_digested_json() -> None:
+    assert canonical({"b": MAX_SAFE_INTEGER, "a": -MAX_SAFE_INTEGER}) == (
+        b'{"a":-9007199254740991,"b":9007199254740991}'
+    )
+    assert canonical({"seed": MAX_SAFE_INTEGER + 1, "x": [2**62]}) == b'{"seed":null,"x":[null]}'
+    # Digits in a string are only a string, even when they look like a long number.
+    assert canonical({"n": ":12345678901234567,"}) == b'{"n":":12345678901234567,"}'
+
+
+def test_a_structs_digest_and_diff_are_those_of_the_json_it_encodes_to() -> None:
+    state = engine.new_match(engine.Rules(), 7)
+    before = {"v": engine.seat_view(state, 0)}
+    engine.apply(state, engine.Play(seat=state.deal.turn, cards=["3S"]))
+    after = {"v": engine.seat_view(state, 0)}
+    assert digest(after) == digest(wire(after))
+    assert patch(wire(before), wire(diff(before, after))) == wire(after)
+
+
+# --- the presenter's frames, through the mirror a client keeps ------------------------
+
+
+def table_meta(humans: int) -> TableMeta:
+    seats = [
+        SeatMeta(seat=s, kind="human", name=f"P{s}", token_hash="x" * 64)
+        if s < humans
+        else SeatMeta(seat=s, kind="bot", name=f"B{s}", level="normal")
+        for s in range(3)
+    ]
+    return TableMeta(
+        id="Table0001",
+        rules=engine.Rules(),
+        seed=5,
+        deals=5,
+        seats=seats,
+        bot_speed_ms=300,
+        created_at=0.0,
+    )
+
+
+def card_codes(value: Any) -> set[str]:
+    """Every card code anywhere in a decoded frame (values and keys)."""
+    if isinstance(value, str):
+        return {value} if CARD_CODE.fullmatch(value) else set()
+    if isinstance(value, dict):
+        return set().union(*(card_codes(k) | card_codes(v) for k, v in value.items()))
+    if isinstance(value, list):
+        return set().union(*(card_codes(item) for item in value))
+    return set()
+
+
+def play_match(preset: str, seed: int, deals: int) -> Iterator[tuple[engine.MatchState, list[Any]]]:
+    """Each state of a bots' match as it is reached, with the events that led to it."""
+    state = engine.new_match(engine.PRESETS[preset], seed, deals)
+    yield state, []
+    turn = 0
+    while state.winners is None:
+        if state.deal.result is not None:
+            events = engine.apply(state, engine.NextDeal())
+        else:
+            view = engine.seat_view(state, state.deal.turn, hints=engine.BOT_HINTS)
+            events = engine.apply(state, bots.decide_now("normal", turn, view))
+        turn += 1
+        yield state, events
+
+
+@settings(max_examples=6, deadline=None, derandomize=True)
+@given(
+    seed=st.integers(0, 2**40),
+    preset=st.sampled_from(sorted(engine.PRESETS)),
+    humans=st.integers(1, 3),
+)
+def test_every_seat_and_a_spectator_rebuild_every_version_from_deltas_and_learn_nothing_more(
+    seed: int, preset: str, humans: int
+) -> None:
+    meta = table_meta(humans)
+    feeds: dict[int | str, presenter.Feed] = {
+        seat: presenter.Feed(deltas=True) for seat in (0, 1, 2, "watch")
+    }
+    mirrors = {seat: Mirror() for seat in feeds}
+    deltas = 0
+    for version, (state, events) in enumerate(play_match(preset, seed, deals=5)):
+        snapshot = TableSnapshot(
+            meta=meta,
+            connected=(True,) * 3,
+            bot_speed_ms=300,
+            match_no=0,
+            # Once the match is over its seed is out: one a JavaScript number cannot hold.
+            reveal=None if state.winners is None else Reveal(seed=2**62 + seed, salt="5a17"),
+            now=float(version),
+        )
+        for seat, feed in feeds.items():
+            update: StateUpdate | WatchUpdate
+            if isinstance(seat, str):
+                update = WatchUpdate(version, snapshot, engine.public_view(state), events)
+            else:
+                update = StateUpdate(version, snapshot, engine.seat_view(state, seat), events)
+            whole = json.loads(presenter.full_frame(update))
+            sent = json.loads(presenter.frame(update, feed))
+            rebuilt = mirrors[seat].take(sent)
+            assert rebuilt == whole
+            if sent["type"] == "delta":
+                deltas += 1
+                # A delta names no card the whole frame would not show.
+                assert card_codes(sent) <= card_codes(whole)
+    assert deltas > 40
+
+
+def test_a_gap_a_bad_op_and_a_wrong_digest_each_ask_for_a_resync_until_a_whole_frame() -> None:
+    table = {"id": "T", "seats": []}
+    start = {"type": "state", "version": 3, "table": table, "view": {"turn": 0}, "events": []}
+    good_picture = {"t": table, "v": {"turn": 1}}
+    good = {"type": "delta", "version": 4, "from": 3, "ops": [["v/turn", 1]]}
+    good["digest"] = digest(good_picture)
+    for broken, reason in [
+        ({**good, "from": 2}, "gap"),
+        ({**good, "ops": [["v/nope/x", 1]]}, "patch"),
+        ({**good, "ops": [["v/turn", 2]]}, "digest"),
+    ]:
+        mirror = Mirror()
+        mirror.take(start)
+        assert mirror.take(broken) == reason
+        # Lost: even the right delta waits for the whole frame the resync brings.
+        assert mirror.take(good) is None
+        mirror.take(start)
+        rebuilt = mirror.take(good)
+        assert isinstance(rebuilt, dict)
+        assert rebuilt["view"] == {"turn": 1}
+
+
+def test_a_socket_that_asks_for_whole_frames_gets_nothing_else() -> None:
+    meta = table_meta(1)
+    feed = presenter.Feed()
+    for version, (state, events) in enumerate(play_match("classic", 3, deals=1)):
+        snapshot = TableSnapshot(meta=meta, connected=(True,) * 3, bot_speed_ms=0, match_no=0)
+        update = StateUpdate(version, snapshot, engine.seat_view(state, 0), events)
+        assert json.loads(presenter.frame(update, feed))["type"] == "state"
+    assert feed.picture is None
