@@ -143,6 +143,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     unjoined_table_ttl_seconds: int = 600
     table_ttl_per_action_seconds: int = 3600
     admin_token: str | None = None
+    # Players' entropy (server.rooms.entropy): the longest a deal waits for client seeds.
+    entropy_wait_seconds: float = 2.0
 
     def __post_init__(self) -> None:
         if not self.host.strip():
@@ -231,6 +233,7 @@ _RANGES: tuple[tuple[str, float, float], ...] = (
     ("tables_per_minute_total", 1, 10_000_000),
     ("unjoined_table_ttl_seconds", 60, 7 * 24 * 3600),
     ("table_ttl_per_action_seconds", 0, 7 * 24 * 3600),
+    ("entropy_wait_seconds", 0, 30),
 )
 # Guessing a token this long by trying is hopeless (``secrets.token_urlsafe(24)`` is 32).
 _MIN_ADMIN_TOKEN_CHARS = 24
@@ -436,6 +439,9 @@ OPTIONS: tuple[Option, ...] = (
            _parse_optional_text, "bearer token of the operator's HTTP routes (deleting "
            "tables, /healthz details, /api/usage); unset: those routes are off. Prefer "
            "the environment variable: a flag shows in the process list"),
+    Option("entropy_wait_seconds", "--entropy-wait-seconds", "PAODEKUAI_ENTROPY_WAIT_SECONDS",
+           "SECONDS", _parse_seconds, "the longest a deal waits for the players' client "
+           "seeds (a table's first deal: from its first join); then it is dealt without"),
 )  # fmt: skip
 
 
