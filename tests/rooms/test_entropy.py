@@ -198,7 +198,11 @@ async def test_a_seed_that_comes_before_the_join_deals_the_first_deal_at_the_joi
 async def test_a_creator_that_declared_seeds_and_sends_none_is_dealt_after_the_wait(
     store: TableStore, registry: Registry, clock: FakeClock
 ) -> None:
-    _, room, sock = await creator_joins(store, registry, seed=23)
+    meta, room, sock = await creator_joins(store, registry, humans=2, bots=["normal"])
+    # A friend comes and goes: nothing is shown of a deal not dealt yet.
+    friend = Socket(1)
+    await room.attach(friend.conn)
+    room.detach(friend.conn)
     # Nothing is dealt yet: acting is refused, and that refusal is the first frame.
     room.submit(sock.conn, 0, Pass(0))
     refused = await sock.next()
@@ -207,7 +211,7 @@ async def test_a_creator_that_declared_seeds_and_sends_none_is_dealt_after_the_w
     clock.advance(ENTROPY_WAIT_SECONDS)
     first = await sock.next()
     assert first["type"] == "state"
-    expected = engine.cards.deal_hands("AS", match_seed(23, 0), 1)
+    expected = engine.cards.deal_hands("AS", match_seed(meta.seed, 0, meta.secret), 1)
     assert sorted(view(first)["hand"]) == sorted(engine.card_code(c) for c in expected[0])
     assert (room.meta.first_deal_waits, room.meta.first_entropy) == (False, ())
 
