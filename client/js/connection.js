@@ -8,11 +8,12 @@ import { announce, toast } from "./narrate.js";
 import { ApiError, Connection, createTable } from "./net.js";
 import { clearSession, loadSession, saveSession } from "./store.js";
 
-// Bound once by main.js: onMessage(msg) for every frame, redraw() after a change here.
-let hooks = { onMessage: () => {}, redraw: () => {} };
+// Bound once by main.js: onMessage(msg) for every frame, redraw() after a change here;
+// opened(res) with a table we opened, afterJoin() for what each join is followed by.
+let hooks = { onMessage: () => {}, redraw: () => {}, opened: () => {}, afterJoin: () => [] };
 
-export function bindConnection({ onMessage, redraw }) {
-  hooks = { onMessage, redraw };
+export function bindConnection(bound) {
+  hooks = { ...hooks, ...bound };
 }
 
 /** The links this browser handed out: {seats: {seat: path}, watch: path}. */
@@ -34,6 +35,7 @@ export async function openNewTable(notice) {
     app.session = { table: res.table, token: mine.token, seat: mine.seat, invites: others };
     app.links = linksFrom(app.session);
     saveSession(app.session);
+    hooks.opened(res);
     connect();
     if (notice) toast(notice);
   } catch (err) {
@@ -51,6 +53,7 @@ export function connect() {
     token,
     onMessage,
     onStatus: setNet,
+    afterJoin: () => hooks.afterJoin(),
     onFatal: (code) => {
       if (code === 4409) {
         // The seat was opened in newer tabs or devices: reconnecting would push one of them

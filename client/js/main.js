@@ -56,7 +56,13 @@ import { clearSession, loadSession, saveSession, saveSettings, sessionFromHash }
 bindNarration({ announcer: els.announcer, toast: els.toast });
 
 const hand = new Hand(els.hand, { nameOf: cardName, onChange: () => updateControls() });
-bindConnection({ onMessage, redraw: updateControls });
+bindConnection({
+  onMessage,
+  redraw: updateControls,
+  // Our table's first deal waits for our seed, sent right after the join (entropy.js).
+  opened: (res) => entropy.expectFirst(res.commitment),
+  afterJoin: () => entropy.afterJoin(),
+});
 bindActions({ hand, redraw: updateControls });
 bindHostPanel({ confirm: confirmDialog });
 

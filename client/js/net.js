@@ -8,7 +8,7 @@ export class ApiError extends Error {
   }
 }
 
-/** Open a table with these settings; answers {table, seats: [{seat, token, invite}]}. */
+/** Open a table with these settings; answers {table, seats: [{seat, token, invite}], commitment}. */
 export async function createTable(settings, playerName) {
   const body = {
     rules: settings.rules,
@@ -16,6 +16,8 @@ export async function createTable(settings, playerName) {
     humans: settings.humans,
     bots: settings.bots.slice(0, 3 - settings.humans),
     bot_speed_ms: settings.botSpeed,
+    // Our first seed goes right after the join (entropy.js): the first deal waits for it.
+    sends_seeds: true,
   };
   // Alone against bots the server runs no clock; among people the chosen one (0: none).
   if (settings.humans > 1 && settings.turnSeconds !== undefined) body.turn_seconds = settings.turnSeconds;
@@ -52,10 +54,11 @@ const BACKOFF_MAX_MS = 15000;
 
 export class Connection {
   /**
-   * onMessage(msg); onStatus({state: "connecting"|"online"|"offline", retryAt}); onFatal(code).
+   * onMessage(msg); onStatus({state: "connecting"|"online"|"offline", retryAt}); onFatal(code);
+   * afterJoin(): messages sent right after each join (a first deal's client seed).
    */
-  constructor({ table, token, onMessage, onStatus, onFatal }) {
-    Object.assign(this, { table, token, onMessage, onStatus, onFatal });
+  constructor({ table, token, onMessage, onStatus, onFatal, afterJoin = () => [] }) {
+    Object.assign(this, { table, token, onMessage, onStatus, onFatal, afterJoin });
     this.ws = null;
     this.attempt = 0;
     this.retryTimer = null;
@@ -95,6 +98,7 @@ export class Connection {
     }, JOIN_TIMEOUT_MS);
     ws.addEventListener("open", () => {
       ws.send(JSON.stringify({ type: "join", table: this.table, token: this.token }));
+      for (const msg of this.afterJoin()) ws.send(JSON.stringify(msg));
       this.pingTimer = setInterval(() => this.tick(ws), PING_MS);
     });
     ws.addEventListener("message", (ev) => {
