@@ -185,6 +185,7 @@ def create_app(
             lease_seconds=settings.lease_seconds,
             max_spectators=settings.max_spectators,
             max_sockets_per_seat=settings.max_sockets_per_seat,
+            entropy_wait_seconds=settings.entropy_wait_seconds,
         )
         bus = Bus(registry.proc, clients.node, clients.node.publish)
         bus.start()

@@ -162,6 +162,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     match_wait_seconds: int = 20
     queue_drop_seconds: int = 10
     max_queued: int = 10_000
+    # Players' entropy (server.rooms.entropy): the longest a deal waits for client seeds.
+    entropy_wait_seconds: float = 2.0
 
     def __post_init__(self) -> None:
         if not self.host.strip():
@@ -269,6 +271,7 @@ _RANGES: tuple[tuple[str, float, float], ...] = (
     ("match_wait_seconds", 1, 3600),
     ("queue_drop_seconds", 2, 3600),
     ("max_queued", 3, 10_000_000),
+    ("entropy_wait_seconds", 0, 30),
 )
 # Guessing a token this long by trying is hopeless (``secrets.token_urlsafe(24)`` is 32).
 _MIN_ADMIN_TOKEN_CHARS = 24
@@ -514,6 +517,9 @@ OPTIONS: tuple[Option, ...] = (
            parse_duration, "a queued player not heard from this long leaves the queue"),
     Option("max_queued", "--max-queued", "PAODEKUAI_MAX_QUEUED", "N", _parse_int,
            "players all quick-match queues together may hold"),
+    Option("entropy_wait_seconds", "--entropy-wait-seconds", "PAODEKUAI_ENTROPY_WAIT_SECONDS",
+           "SECONDS", _parse_seconds, "the longest a deal waits for the players' client "
+           "seeds (a table's first deal: from its first join); then it is dealt without"),
 )  # fmt: skip
 
 

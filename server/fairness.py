@@ -65,6 +65,9 @@ class EntropyReason(StrEnum):
     ENTROPY_CLOSED = "entropy_closed"
     # This seat already gave another seed for the upcoming deal.
     ENTROPY_GIVEN = "entropy_given"
+    # Anything but a seed while the table's first deal waits for its players' seeds
+    # (nothing is dealt yet, so there is nothing to act on).
+    NOT_DEALT = "not_dealt"
 
 
 class EntropyError(ServerError[EntropyReason]):
@@ -73,7 +76,9 @@ class EntropyError(ServerError[EntropyReason]):
 
 # The error codes that tell a seat its seed was not taken (``server.verify`` accepts a
 # deal without a seed the record shows refused with one of these).
-ENTROPY_REFUSALS = frozenset({*(r.value for r in EntropyReason), "rate_limited"})
+ENTROPY_REFUSALS = frozenset(
+    {EntropyReason.ENTROPY_CLOSED.value, EntropyReason.ENTROPY_GIVEN.value, "rate_limited"}
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,10 @@ server never sends that type).  For every match whose seed and salt are revealed
    deal's cards, never changed, and equals
    ``sha256("paodekuai-deal/v1/{salt}/{seed}/{deal_no}")`` (server.fairness);
 2. every client seed this seat sent (bound to the commitment it saw) was mixed
-   into that deal, unless the server refused it in an ``error`` frame;
+   into that deal, unless the server refused it in an ``error`` frame; a seed sent
+   before the first frame (a creator's, right after its join, answering the
+   create answer's commitment) is the table's first deal's, whose frames must
+   publish that very commitment;
 3. each deal is rebuilt from the seed and the published client seeds
    (``engine.cards.deal_key``), and the moves every frame shows are replayed
    through the engine: every move must be legal, this seat's hand in every
@@ -49,7 +52,8 @@ class ProblemCode(StrEnum):
 
     # A deal's cards were shown before (or without) its commitment.
     COMMITMENT_LATE = "commitment_late"
-    # Two frames published different commitments for one deal.
+    # Two frames published different commitments for one deal (or the first deal's
+    # is not the one the creator's seed answered, from the create answer).
     COMMITMENT_CHANGED = "commitment_changed"
     # A commitment is not what the revealed seed and salt give.
     COMMITMENT_MISMATCH = "commitment_mismatch"
@@ -214,10 +218,22 @@ def _check_sent_seeds(
 ) -> None:
     """Every seed this seat sent is in the deal whose commitment it answered, or refused."""
     by_commitment = {v: k for k, d in deals.items() for v in d.commitments}
+    first_frame = next((i for i, x in enumerate(lines) if x.get("type") == "state"), len(lines))
     for index, line in enumerate(lines):
         if line.get("type") != "entropy":
             continue
         key = by_commitment.get(line.get("commitment", ""))
+        first = deals.get((0, 1))
+        if index < first_frame and key != (0, 1) and first is not None and first.commitments:
+            # Sent with the join, it answered the create answer's commitment: a server
+            # that publishes another one for the first deal chose its seed after ours.
+            report.add(
+                ProblemCode.COMMITMENT_CHANGED,
+                f"match 0 deal 1: this seat's seed answered commitment "
+                f"{line.get('commitment', '')[:16]}... (the create answer's), but the frames "
+                f"publish {sorted(first.commitments)}",
+            )
+            continue
         deal = deals.get(key) if key is not None else None
         if key is None or deal is None or not deal.entropy:
             continue  # a deal this record never shows dealt: nothing to hold it to

@@ -74,6 +74,41 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return (os.cpu_count() or 1) + 1
 
 
+# What a test weighs when the modules are ordered (``pytest_collection_modifyitems``):
+# a ``slow`` test (a SIGKILL series, a venv install, a long property sweep) runs for tens
+# of seconds, a browser test or one that starts servers for a few, most others for well
+# under one.
+_SLOW_WEIGHT = 60
+_SERVER_WEIGHT = 6
+
+
+def _weight(item: pytest.Item) -> int:
+    if item.get_closest_marker("slow") is not None:
+        return _SLOW_WEIGHT
+    if item.get_closest_marker("browser") is not None:
+        return _SERVER_WEIGHT
+    return _SERVER_WEIGHT if "server_process" in getattr(item, "fixturenames", ()) else 1
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The heaviest modules first, each module's tests in their own order.
+
+    xdist hands out whole modules (``--dist loadfile``) in collection order
+    (``--no-loadscope-reorder``; its own order is by test count, which put the few
+    but long SIGKILL and venv modules last, where they alone made the suite's tail).
+    Longest first keeps every worker busy to the end.  Every worker sorts alike (they
+    must collect alike); in one process the order only moves independent tests."""
+
+    def module(item: pytest.Item) -> str:
+        return item.nodeid.split("::", 1)[0]
+
+    weights: dict[str, int] = {}
+    for item in items:
+        weights[module(item)] = weights.get(module(item), 0) + _weight(item)
+    seen = {name: i for i, name in enumerate(weights)}
+    items.sort(key=lambda item: (-weights[module(item)], seen[module(item)]))
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with EmbeddedRedis(tmp_path_factory.mktemp("redis")) as server:

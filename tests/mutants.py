@@ -1046,9 +1046,30 @@ MUTANTS = [
     Mutant(
         "deal-ignores-the-players-seeds",
         "server/rooms/entropy.py",
-        "        if not given:\n            return entry",
-        "        if True:\n            return entry",
+        "    if not given:\n        return ()",
+        "    if True:\n        return ()",
         ENTROPY_TESTS,
+    ),
+    Mutant(
+        "first-deal-ignores-the-creators-seed",
+        "server/rooms/fair_deals.py",
+        "return first_dealt(meta, self._round.mixed(meta))",
+        "return first_dealt(meta, ())",
+        ENTROPY_TESTS,
+    ),
+    Mutant(
+        "a-table-of-a-script-waits-for-seeds-it-never-sends",
+        "server/rooms/tables.py",
+        "first_deal_waits=request.sends_seeds,",
+        "first_deal_waits=True,",
+        ENTROPY_TESTS,
+    ),
+    Mutant(
+        "verify-trusts-a-first-deal-commitment-the-seed-did-not-answer",
+        "server/verify.py",
+        "if index < first_frame and key != (0, 1)",
+        "if False and index < first_frame",
+        VERIFY_TESTS,
     ),
     # -- rooms group: names, origins, wire values (issue 23, session 10) --
     Mutant(

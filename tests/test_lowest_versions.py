@@ -3,14 +3,21 @@
 deploy/constraints-lowest.txt pins every runtime dependency at its lower bound;
 this installs exactly those in a fresh venv (from the configured package index),
 starts the server from this checkout on them, creates a table and plays a move
-over a game socket.  Slow: a venv and a pip install.
+over a game socket.  Slow: a venv and a pip install, made as cheaply as pip allows
+(the running pip installs into a venv that has none, no byte-code compiled up
+front), and kept for the next run in the user's cache, keyed by everything that
+decides its contents (``lowest_venv``): every run still checks that it holds
+exactly the pins.  A fresh machine (CI) makes it once.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import platform
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -74,6 +81,55 @@ def test_every_runtime_dependency_is_pinned_at_its_lower_bound() -> None:
     assert set(pinned) == {r.name.lower() for r in runtime_requirements()}
 
 
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "paodekuai-tests"
+
+
+def lowest_venv(scratch: Path) -> Path:
+    """A venv holding the pinned lowest versions: the cached one made from the same
+    pins, requirements and interpreter, or a new one, renamed into the cache once
+    whole (a run that loses the race to another uses the other's; without a writable
+    cache it stays in ``scratch``)."""
+    key = hashlib.sha256(
+        "\n".join(
+            [
+                CONSTRAINTS.read_text(),
+                *sorted(str(r) for r in runtime_requirements()),
+                sys.version,
+                os.path.realpath(sys.executable),
+                platform.machine(),
+            ]
+        ).encode()
+    ).hexdigest()[:16]
+    cached = _cache_dir() / f"lowest-venv-{key}"
+    if (cached / "bin" / "python").exists():
+        return cached
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        venv = cached.parent / f"{cached.name}.{os.getpid()}"
+    except OSError:
+        venv = scratch / "venv"
+    # No pip inside: the running one installs into it (--python), and compiles nothing
+    # up front (the server compiles what it imports).  Only ``bin/python`` is used, so
+    # renaming the venv (its scripts name the old path) changes nothing that runs.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    names = [r.name for r in runtime_requirements()]
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
+         "--quiet", "--no-compile", "--only-binary", ":all:", "-c", str(CONSTRAINTS), *names],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert install.returncode == 0, install.stdout + install.stderr
+    if venv.parent == scratch:
+        return venv
+    try:
+        venv.rename(cached)
+    except OSError:
+        shutil.rmtree(venv, ignore_errors=True)  # another run cached it first
+    return cached
+
+
 def healthy(url: str) -> bool:
     try:
         with urllib.request.urlopen(f"{url}/healthz", timeout=2) as response:
@@ -84,18 +140,9 @@ def healthy(url: str) -> bool:
 
 @pytest.mark.slow
 def test_the_lowest_allowed_versions_serve_a_table_and_a_move(tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    names = [r.name for r in runtime_requirements()]
-    install = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--only-binary", ":all:",
-         "-c", str(CONSTRAINTS), *names],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert install.returncode == 0, install.stdout + install.stderr
+    python = lowest_venv(tmp_path) / "bin" / "python"
     listed = subprocess.run(
-        [str(python), "-m", "pip", "list", "--format", "json"],
+        [sys.executable, "-m", "pip", "--python", str(python), "list", "--format", "json"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     installed = {p["name"].lower(): Version(p["version"]) for p in json.loads(listed.stdout)}

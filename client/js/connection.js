@@ -9,11 +9,19 @@ import { ApiError, Connection, createTable } from "./net.js";
 import { HOST_SEAT } from "./seats.js";
 import { clearSession, loadSession, saveSession } from "./store.js";
 
-// Bound once by main.js: onMessage(msg) for every frame, redraw() after a change here.
-let hooks = { onMessage: () => {}, redraw: () => {}, onLinkDead: () => {} };
+// Bound once by main.js: onMessage(msg) for every frame, redraw() after a change here;
+// onLinkDead() when our seat's link no longer works; opened(res) with a table we opened,
+// afterJoin() for what each join is followed by.
+let hooks = {
+  onMessage: () => {},
+  redraw: () => {},
+  onLinkDead: () => {},
+  opened: () => {},
+  afterJoin: () => [],
+};
 
-export function bindConnection({ onMessage, redraw, onLinkDead }) {
-  hooks = { onMessage, redraw, onLinkDead };
+export function bindConnection(bound) {
+  hooks = { ...hooks, ...bound };
 }
 
 /** The links this browser handed out: {seats: {seat: path}, watch: path}. */
@@ -35,6 +43,7 @@ export async function openNewTable(notice) {
     app.session = { table: res.table, token: mine.token, seat: mine.seat, invites: others, code: res.code };
     app.links = linksFrom(app.session);
     saveSession(app.session);
+    hooks.opened(res);
     connect();
     if (notice) toast(notice);
   } catch (err) {
@@ -52,6 +61,7 @@ export function connect() {
     token,
     onMessage,
     onStatus: setNet,
+    afterJoin: () => hooks.afterJoin(),
     onFatal: (code) => {
       if (code === 4409) {
         // The seat was opened in newer tabs or devices: reconnecting would push one of them

@@ -58,7 +58,14 @@ import { clearSession, loadSession, saveSession, saveSettings, sessionFromHash }
 bindNarration({ announcer: els.announcer, toast: els.toast });
 
 const hand = new Hand(els.hand, { nameOf: cardName, onChange: () => updateControls() });
-bindConnection({ onMessage, redraw: updateControls, onLinkDead });
+bindConnection({
+  onMessage,
+  redraw: updateControls,
+  onLinkDead,
+  // Our table's first deal waits for our seed, sent right after the join (entropy.js).
+  opened: (res) => entropy.expectFirst(res.commitment),
+  afterJoin: () => entropy.afterJoin(),
+});
 bindActions({ hand, redraw: updateControls });
 bindHostPanel({ confirm: confirmDialog });
 

@@ -11,7 +11,7 @@ export class ApiError extends Error {
   }
 }
 
-/** Open a table with these settings; answers {table, seats: [{seat, token, invite}]}. */
+/** Open a table with these settings; answers {table, seats: [{seat, token, invite}], commitment}. */
 export async function createTable(settings, playerName) {
   const body = {
     rules: settings.rules,
@@ -19,6 +19,8 @@ export async function createTable(settings, playerName) {
     humans: settings.humans,
     bots: settings.bots.slice(0, 3 - settings.humans),
     bot_speed_ms: settings.botSpeed,
+    // Our first seed goes right after the join (entropy.js): the first deal waits for it.
+    sends_seeds: true,
   };
   // Alone against bots the server runs no clock; among people the chosen one (0: none).
   if (settings.humans > 1 && settings.turnSeconds !== undefined) body.turn_seconds = settings.turnSeconds;
@@ -56,10 +58,11 @@ const BACKOFF_MAX_MS = 15000;
 export class Connection {
   /**
    * onMessage(msg); onStatus({state: "connecting"|"online"|"stalled"|"offline", retryAt});
-   * onFatal(code).
+   * onFatal(code); afterJoin(): messages sent right after each join (a first deal's
+   * client seed).
    */
-  constructor({ table, token, onMessage, onStatus, onFatal, deltas = true }) {
-    Object.assign(this, { table, token, onMessage, onStatus, onFatal, deltas });
+  constructor({ table, token, onMessage, onStatus, onFatal, deltas = true, afterJoin = () => [] }) {
+    Object.assign(this, { table, token, onMessage, onStatus, onFatal, deltas, afterJoin });
     // This socket's picture, rebuilt from deltas (a new one per socket).
     this.mirror = new Mirror();
     // Resyncs asked, by reason: read by the tests through pdk.state().
@@ -105,6 +108,7 @@ export class Connection {
     }, JOIN_TIMEOUT_MS);
     ws.addEventListener("open", () => {
       ws.send(JSON.stringify({ type: "join", table: this.table, token: this.token, deltas: this.deltas }));
+      for (const msg of this.afterJoin()) ws.send(JSON.stringify(msg));
       this.pingTimer = setInterval(() => this.tick(ws), PING_MS);
     });
     ws.addEventListener("message", (ev) => {

@@ -13,11 +13,22 @@ client seed, and no client sees another's before the deal.
 
 A deal asked for while a seated, connected human whose client sends seeds (it
 has given one at this table since the room was loaded) has not given its seed
-waits for it, at most ``ENTROPY_WAIT_SECONDS``; then it is dealt without, and the
-record shows that seat gave none.  A client that never sends seeds (a script, a
-third-party client) is never waited for, so it never pays the wait.  The only
-request held meanwhile is the one asking for the deal: nothing a client sends
-makes the room hold more.
+waits for it, at most ``entropy_wait_seconds`` (``--entropy-wait-seconds``); then
+it is dealt without, and the record shows that seat gave none.  A client that
+never sends seeds (a script, a third-party client) is never waited for, so it
+never pays the wait.  The only request held meanwhile is the one asking for the
+deal: nothing a client sends makes the room hold more.
+
+A table's first deal has no deal before it to publish its commitment in, so its
+creator's client declares up front that it sends seeds (``sends_seeds`` in the
+``POST /api/tables`` body).  The answer carries the first deal's commitment; the
+client sends its ``entropy`` message right after its ``join``, and the room deals
+as soon as it has it.  Until then the table is not dealt: nobody is shown a hand
+or may act, bots wait, and from the first socket's join the room waits at most
+``entropy_wait_seconds`` for the seed before dealing without it.  A creator who
+does not declare it (a script, a test) gets a table dealt at once, as ever.  The
+seed cannot ride in the create request itself: the server would see it before
+committing, and could then pick its own seed to suit.
 
 Two rules keep a table's creator from knowing a friend's cards when the creator
 chose the table's seed (no server secret: they know the server's seed):
@@ -27,7 +38,8 @@ chose the table's seed (no server secret: they know the server's seed):
 - on such a table with two or more humans, a human seat that gave no seed gets a
   fresh secret from the server instead, shown as such in the record
   (``SERVER_FILLED`` + 32 hex digits), so no deal is ever dealt from what the
-  creator alone knows.
+  creator alone knows (the first deal of a table that waits for seeds too; one
+  dealt at creation, with no seed to wait for, is the chosen seed's alone).
 """
 
 from __future__ import annotations
@@ -47,11 +59,14 @@ from .seats import Listener
 
 __all__ = [
     "ENTROPY_WAIT_SECONDS",
+    "FIRST_DEAL_SENDERS",
     "SERVER_FILLED",
     "EntropyDue",
     "EntropyRound",
     "GiveEntropy",
     "PublishedFairness",
+    "first_commitment",
+    "first_dealt",
     "published",
 ]
 
@@ -59,8 +74,13 @@ __all__ = [
 SERVER_FILLED = "s:"
 
 # How long a deal waits for a connected human's client seed (a client answers the
-# commitment at once, so this only ever runs out for an old client or a lost frame).
+# commitment at once, so this only ever runs out for an old client or a lost frame);
+# the default of ``--entropy-wait-seconds``.
 ENTROPY_WAIT_SECONDS = 2.0
+
+# The seats a table's first deal waits for when its creator declared ``sends_seeds``:
+# the creator's (the only client known to send seeds before anyone has sat down).
+FIRST_DEAL_SENDERS = (0,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +113,36 @@ def _root(meta: TableMeta) -> str | int:
     return meta.secret or meta.seed
 
 
+def first_commitment(meta: TableMeta) -> str:
+    """The commitment to a table's first deal (the create answer carries it)."""
+    seed = match_seed(meta.seed, 0, meta.secret)
+    return fairness.commitment(seed, fairness.match_salt(_root(meta), 0), 1)
+
+
+def _filled(meta: TableMeta, given: dict[int, str]) -> tuple[str, ...]:
+    """The seeds a deal mixes, in seat order: those ``given``, and on a table whose
+    creator chose the seed (two or more humans) a fresh secret for each silent human."""
+    given = dict(given)
+    if not meta.secret and meta.humans >= 2:
+        # The creator knows the server's seed: a silent human's slot gets a secret.
+        for seat in meta.seats:
+            if seat.kind == "human" and seat.seat not in given:
+                given[seat.seat] = SERVER_FILLED + secrets.token_hex(16)
+    if not given:
+        return ()
+    return tuple(given.get(seat, "") for seat in range(len(meta.seats)))
+
+
+def first_dealt(meta: TableMeta, seeds: tuple[str, ...]) -> TableMeta:
+    """``meta`` once its first deal, which waited, is dealt with ``seeds``."""
+    return msgspec.structs.replace(meta, first_deal_waits=False, first_entropy=seeds)
+
+
 def upcoming_deal(meta: TableMeta, state: MatchState, match_no: int) -> tuple[int, int, str] | None:
-    """(match, deal, commitment) of the deal dealt next, once the current deal is over."""
+    """(match, deal, commitment) of the deal dealt next: once the current deal is over,
+    or the table's first while it waits for seeds."""
+    if meta.first_deal_waits:
+        return 0, 1, first_commitment(meta)
     deal = state.deal
     if deal.result is None:
         return None
@@ -190,19 +238,16 @@ class EntropyRound:
         """The seats of ``waited_for`` whose seed is not in yet."""
         return [seat for seat in waited_for if seat not in self.seeds]
 
+    def mixed(self, meta: TableMeta) -> tuple[str, ...]:
+        """The seeds the upcoming deal mixes, in seat order (() if none was given and
+        none is needed)."""
+        return _filled(meta, self.seeds)
+
     def stamp(self, entry: NextDeal | NewMatch, meta: TableMeta) -> NextDeal | NewMatch:
         """``entry`` carrying the seeds given, in seat order (unchanged if none was and
         none is needed)."""
-        given = dict(self.seeds)
-        if not meta.secret and meta.humans >= 2:
-            # The creator knows the server's seed: a silent human's slot gets a secret.
-            for seat in meta.seats:
-                if seat.kind == "human" and seat.seat not in given:
-                    given[seat.seat] = SERVER_FILLED + secrets.token_hex(16)
-        if not given:
-            return entry
-        seeds = tuple(given.get(seat, "") for seat in range(len(meta.seats)))
-        return msgspec.structs.replace(entry, entropy=seeds)
+        seeds = self.mixed(meta)
+        return msgspec.structs.replace(entry, entropy=seeds) if seeds else entry
 
     def dealt(self) -> None:
         """The deal went out: its seeds and any waiting request are spent."""

@@ -98,13 +98,14 @@ class PageOutOfRange(ValueError):
 
 def _same_table(a: TableMeta, b: TableMeta) -> bool:
     # A replay depends on the rules and seeds only; seat names may change meanwhile.
-    return (a.id, a.seed, a.secret, a.deals, a.rules, a.created_at) == (
+    return (a.id, a.seed, a.secret, a.deals, a.rules, a.created_at, a.first_entropy) == (
         b.id,
         b.seed,
         b.secret,
         b.deals,
         b.rules,
         b.created_at,
+        b.first_entropy,
     )
 
 

@@ -85,6 +85,12 @@ class TableMeta(msgspec.Struct, frozen=True):
     # The bot speed is a table setting stored here; BotSpeed log entries before this
     # version (written by older servers) are history, not the current setting.
     bot_speed_from: int = 0
+    # The table's first deal waits for its creator's client seed (``sends_seeds`` at
+    # creation, rooms/entropy.py): nothing is shown or played until it is dealt.
+    first_deal_waits: bool = False
+    # The seats' client seeds mixed into the table's first deal, in seat order (the
+    # first deal has no log entry to carry them; later deals' entries carry theirs).
+    first_entropy: tuple[str, ...] = ()
 
     @property
     def humans(self) -> int:
@@ -194,7 +200,7 @@ class Replay:
         self.turn_version = 0
         self._match: engine.MatchState | None = None
         self._pending: list[engine.Action] = []
-        self._entropy: tuple[str, ...] = ()
+        self._entropy: tuple[str, ...] = meta.first_entropy
 
     def feed(self, entry: LogEntry) -> None:
         """Read the next entry of the log."""

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from .audience import DEFAULT_MAX_SOCKETS_PER_SEAT
 from .clock import MonotonicClock, WallClock, sleep_until
+from .entropy import ENTROPY_WAIT_SECONDS
 from .log import rebuild
 from .room import DEFAULT_MAX_SPECTATORS, Room
 from .store import Holder, Lease, LeaseLost, StoreError, TableStore
@@ -96,8 +97,10 @@ class Registry:
         max_spectators: int = DEFAULT_MAX_SPECTATORS,
         max_sockets_per_seat: int = DEFAULT_MAX_SOCKETS_PER_SEAT,
         lease_clock: WallClock | None = None,
+        entropy_wait_seconds: float = ENTROPY_WAIT_SECONDS,
     ) -> None:
         self._store = store
+        self._entropy_wait_seconds = entropy_wait_seconds
         self._idle_seconds = idle_seconds
         self.proc = proc or process_id()
         self._lease_ms = max(1, round(lease_seconds * 1000))
@@ -186,6 +189,7 @@ class Registry:
             lease_seconds=self._lease_seconds,
             lease_until=lease_until,
             on_closed=self._forget,
+            entropy_wait_seconds=self._entropy_wait_seconds,
         )
         for hooks in self.hooks:
             await hooks.on_loaded(room)

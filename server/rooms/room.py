@@ -37,7 +37,7 @@ from redis.exceptions import RedisError
 from server import bots, engine, metrics
 from server.bots import BotAction
 from server.engine import EngineError, Event, NextDeal, Pass, Play
-from server.fairness import EntropyError
+from server.fairness import EntropyError, EntropyReason
 from server.inbox import Inbox
 from server.usage import USAGE
 
@@ -63,11 +63,11 @@ from .commands import (
     WatchLink,
 )
 from .commit import prepare
-from .entropy import EntropyDue, GiveEntropy
+from .entropy import ENTROPY_WAIT_SECONDS, EntropyDue, GiveEntropy
 from .fair_deals import FairDeals
 from .gate import check, cleaned
 from .lease_term import LeaseTerm
-from .log import BotSpeed, NewMatch, TableMeta, TableState
+from .log import BotSpeed, NewMatch, TableMeta, TableState, rebuild
 from .seat_requests import renamed, seat_change, with_bot_speed
 from .seating import (
     SeatError,
@@ -151,6 +151,7 @@ class Room:
         lease_clock: WallClock,
         lease_seconds: float,
         lease_until: float,
+        entropy_wait_seconds: float = ENTROPY_WAIT_SECONDS,
     ) -> None:
         self.id = meta.id
         self.meta = meta
@@ -174,7 +175,9 @@ class Room:
         self._idle_timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
         # The players' client seeds for the upcoming deal (rooms/fair_deals.py).
-        self._fair = FairDeals(self._clock, self._post, self._audience.seat_has_socket)
+        self._fair = FairDeals(
+            self._clock, self._post, self._audience.seat_has_socket, entropy_wait_seconds
+        )
         self.closed = False
 
     # --- read-only views for the registry and tests ---------------------------
@@ -309,11 +312,17 @@ class Room:
         elif isinstance(command, StandinDue):
             self._standin.play(command, self.meta, self._state, self._version, self._bot_speed_ms)
         elif isinstance(command, EntropyDue):
+            if self.meta.first_deal_waits:
+                if self._fair.first_due(command.round):
+                    await self._deal_first()
+                return
             held = self._fair.due(command.round)
             if held is not None:
                 await self._commit(held[1], held[0])
 
     def _resync(self, listener: Listener) -> None:
+        if self.meta.first_deal_waits:
+            return  # its first state comes with the first deal
         # Whole, even to a socket that takes deltas: it (or its process) lost track.
         if listener in self._audience.humans.get(listener.seat, []):
             snapshot = self._snapshot()
@@ -341,6 +350,11 @@ class Room:
             self._idle_timer.cancel()
             self._idle_timer = None
         command.done.set_result(None)
+        if self.meta.first_deal_waits:
+            # Nothing is shown before the first deal: every socket hears of it when dealt.
+            if self._fair.first_ready(self.meta):
+                await self._deal_first()
+            return
         if seated:
             self._broadcast([])
         else:
@@ -408,6 +422,10 @@ class Room:
             return
         if isinstance(request, GiveEntropy):
             await self._give_entropy(listener, request)
+            return
+        if self.meta.first_deal_waits:
+            reason = "the first deal is waiting for the players' seeds: nothing to act on yet"
+            self._refuse(listener, EntropyError(EntropyReason.NOT_DEALT, reason))
             return
         if command.version != self._version:
             self._refuse(
@@ -566,6 +584,8 @@ class Room:
         self._bots.reseat(self.meta.seats)
 
     def _with_clock(self, meta: TableMeta) -> TableMeta:
+        if meta.first_deal_waits:
+            return meta  # no turn before the first deal
         clock = clock_for(meta, self._state, self._turn_version, self._clock.now())
         return meta if clock == meta.clock else msgspec.structs.replace(meta, clock=clock)
 
@@ -579,14 +599,15 @@ class Room:
 
     def _schedule_standin(self) -> None:
         """Arm the stand-in for the current turn (see ``standin.py``)."""
-        if not self.closed:
+        if not self.closed and not self.meta.first_deal_waits:
             self._standin.arm(
                 self.meta, self._state, self._turn_version, self._audience.seat_has_socket
             )
 
     def _schedule_bot(self) -> None:
         """Start the bot's turn if it is a bot's (see ``bot_turns.py``)."""
-        self._bots.schedule(self.meta, self._state, self._version)
+        if not self.meta.first_deal_waits:
+            self._bots.schedule(self.meta, self._state, self._version)
 
     def _post(self, command: Command) -> None:
         if not self.closed:
@@ -600,10 +621,25 @@ class Room:
         except EntropyError as exc:
             self._refuse(listener, exc)
             return
-        if outcome.deal is not None:
+        if outcome.first:
+            await self._deal_first()
+        elif outcome.deal is not None:
             await self._commit(outcome.deal[1], outcome.deal[0])
         elif outcome.new:
             self._broadcast([])
+
+    async def _deal_first(self) -> None:
+        """Deal the table's first deal, which waited for its creator's seed (entropy.py):
+        the meta keeps the seeds (there is no log entry to carry them), then all hear."""
+        if not self.meta.first_deal_waits:
+            return
+        meta = self._fair.first_deal(self.meta)
+        self._state = rebuild(meta, []).match
+        await self._save_meta(self._with_clock(meta))
+        self._fair.dealt()
+        self._broadcast([])
+        self._schedule_bot()
+        self._schedule_standin()
 
     # --- what seats hear ------------------------------------------------------
 
@@ -641,4 +677,6 @@ class Room:
         return self._audience.state_update(self._state, self._version, seat, snapshot, events)
 
     def _broadcast(self, events: list[Event]) -> None:
+        if self.meta.first_deal_waits:
+            return  # nothing to show before the first deal (see ``_deal_first``)
         self._audience.broadcast(self._state, self._version, self._snapshot(), events)

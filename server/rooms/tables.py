@@ -23,6 +23,7 @@ from .clock import (
     check_turn_seconds,
     default_turn_seconds,
 )
+from .entropy import first_commitment
 from .log import MAX_BOT_SPEED_MS, SeatMeta, TableMeta
 from .names import BOT_NAMES, MAX_RAW_NAME_CHARS, clean_name, human_name
 from .store import TableStore
@@ -78,6 +79,9 @@ class CreateTableRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True
     # Seconds without a socket during one's turn before the stand-in plays it.
     grace_seconds: int = DEFAULT_GRACE_SECONDS
     standin_level: str = "normal"
+    # The creator's client sends client seeds: the first deal waits for its seed,
+    # which answers the answer's ``commitment`` right after the join (rooms/entropy.py).
+    sends_seeds: bool = False
 
     def __post_init__(self) -> None:
         # msgspec reports a ValueError raised here as a ValidationError of the body.
@@ -97,10 +101,12 @@ class CreatedSeat(msgspec.Struct, frozen=True):
 
 
 class CreatedTable(msgspec.Struct, frozen=True):
-    """The ``POST /api/tables`` answer: the table id and its human seats."""
+    """The ``POST /api/tables`` answer: the table id, its human seats, and the
+    commitment to its first deal (a creator's client seed answers it)."""
 
     table: str
     seats: list[CreatedSeat]
+    commitment: str
 
 
 def _rules(request: CreateTableRequest) -> engine.Rules:
@@ -164,6 +170,7 @@ def build_table(request: CreateTableRequest) -> tuple[TableMeta, list[CreatedSea
         turn_seconds=turn_seconds,
         grace_seconds=request.grace_seconds,
         standin_level=request.standin_level,
+        first_deal_waits=request.sends_seeds,
     )
     return meta, created
 
@@ -176,7 +183,7 @@ async def create_table(
     ``StoreError``/``RedisError`` when it cannot be stored."""
     meta, seats = build_table(request)
     await store.create(meta, max_tables=max_tables)
-    return CreatedTable(table=meta.id, seats=seats)
+    return CreatedTable(table=meta.id, seats=seats, commitment=first_commitment(meta))
 
 
 @dataclass(frozen=True, slots=True)

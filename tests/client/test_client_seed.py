@@ -1,6 +1,7 @@
 """The browser's part of provably fair shuffles (client/js/entropy.js): once a deal is over
 it answers the server's commitment to the next deal with its own random seed, which the
-next deal then mixes (a real server and Redis, a real Chromium)."""
+next deal then mixes; and a table it opens has its first deal shuffled with the seed it
+sends right after its join (a real server and Redis, a real Chromium)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,14 @@ from typing import Any
 
 import pytest
 import redis
-from client_helpers import Live, open_seat_page, play_to_result, state
+from client_helpers import (
+    Live,
+    open_seat_page,
+    play_to_result,
+    record_sent_frames,
+    state,
+    wait_joined,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -40,3 +48,27 @@ def test_the_browser_answers_each_upcoming_commitment_with_a_seed_the_next_deal_
     (dealt,) = [e for e in log if e["type"] == "next_deal"]
     assert re.fullmatch("[0-9a-f]{32}", dealt["entropy"][seat]), dealt
     assert [s for i, s in enumerate(dealt["entropy"]) if i != seat] == ["", ""]
+
+
+def test_a_table_the_browser_opens_is_first_dealt_with_the_seed_it_sends_after_joining(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    page = new_page()
+    record_sent_frames(page)
+    page.goto(live.url + "/")
+    joined = wait_joined(page)
+    sent = page.evaluate("() => window.sentFrames.filter(f => f.type !== 'ping')")
+    # The seed went right after the join, answering the first deal's commitment.
+    assert [f["type"] for f in sent[:2]] == ["join", "entropy"], sent
+    assert sent[1]["commitment"] == joined["table"]["fairness"]["commitments"][0]
+    assert live.process.redis_url is not None
+    client = redis.Redis.from_url(live.process.redis_url)
+    try:
+        raw = client.get(f"pdk:{{{joined['table']['id']}}}:meta")
+    finally:
+        client.close()
+    assert isinstance(raw, bytes)
+    meta = json.loads(raw)
+    seat = joined["view"]["seat"]
+    assert meta["first_entropy"][seat] == sent[1]["seed"]
+    assert re.fullmatch("[0-9a-f]{32}", sent[1]["seed"])

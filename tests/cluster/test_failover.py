@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import signal
 import time
@@ -27,6 +28,11 @@ if TYPE_CHECKING:
 
 # Short leases keep these tests quick; bench/cluster.py measures the default.
 LEASE = "1.5"
+# SIGKILLs of the owner in the suite: each is a whole trial (a kill at a random moment,
+# the takeover, every state told checked against the log), about 3.5 s apiece.  The long
+# run, ``PDK_FAILOVER_KILLS=20 pytest tests/cluster/test_failover.py``, and
+# ``python -m bench.chaos`` (docs/reliability.md) kill at many more moments.
+KILLS = int(os.environ.get("PDK_FAILOVER_KILLS", "5"))
 
 
 def names_of(servers: list[ServerProcess]) -> dict[str, ServerProcess]:
@@ -47,7 +53,7 @@ def start_table(servers: list[ServerProcess], **fields: object) -> tuple[str, di
 
 
 @pytest.mark.slow
-async def test_the_owner_killed_at_twenty_random_moments_loses_nothing(
+async def test_the_owner_killed_at_random_moments_loses_nothing(
     server_process: ServerFactory, sync_redis: redis.Redis
 ) -> None:
     servers = [server_process(args=["--lease-ttl", LEASE]) for _ in range(3)]
@@ -63,7 +69,8 @@ async def test_the_owner_killed_at_twenty_random_moments_loses_nothing(
     names = names_of(servers)
     try:
         await wait_for_version(sync_redis, tid, 5)
-        for _ in range(20):
+        for _ in range(KILLS):
+            # Not a wait for anything: the kill's moment, drawn at random (seeded).
             await asyncio.sleep(rng.uniform(0.0, 1.0))
             victim = await owner_process(sync_redis, tid, names)
             before = int(sync_redis.llen(f"pdk:{{{tid}}}:log"))
@@ -79,7 +86,8 @@ async def test_the_owner_killed_at_twenty_random_moments_loses_nothing(
         for player in players:
             await player.stop()
     meta, entries = log_of(sync_redis, tid)
-    assert check_told_against_log(meta, entries, players) >= 40
+    assert len(takeovers) == KILLS
+    assert check_told_against_log(meta, entries, players) >= 2 * KILLS
     print(f"takeover seconds (lease {LEASE}s): {sorted(round(t, 2) for t in takeovers)}")
 
 

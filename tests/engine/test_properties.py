@@ -6,6 +6,7 @@ import random
 from collections import Counter
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -121,6 +122,7 @@ RULES = st.one_of(
 )
 
 
+@pytest.mark.slow
 @PROPERTY_SETTINGS
 @given(
     rules=RULES,

@@ -12,12 +12,16 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from room_helpers import Socket, log_of, new_table
+from room_helpers import START, Socket, log_of, new_table
 from test_standin import FakeClock
 
 from server import engine
 from server.engine import NextDeal, Pass, Play
-from server.rooms.entropy import ENTROPY_WAIT_SECONDS, GiveEntropy
+from server.rooms.entropy import (
+    ENTROPY_WAIT_SECONDS,
+    GiveEntropy,
+    first_commitment,
+)
 from server.rooms.log import LogEntry, NewMatch, TableMeta, match_seed, rebuild
 from server.rooms.registry import Registry
 from server.rooms.room import Room
@@ -144,6 +148,103 @@ async def test_a_sending_seat_that_sends_no_seed_is_waited_for_then_dealt_withou
     clock.advance(ENTROPY_WAIT_SECONDS)
     await sock.state_where(lambda f: view(f)["deal_no"] == 3)
     assert (await log_of(store, meta.id))[end["version"]] == NextDeal()
+
+
+async def creator_joins(
+    store: TableStore, registry: Registry, **fields: Any
+) -> tuple[TableMeta, Room, Socket]:
+    """A table whose creator's client declared that it sends seeds; its creator's socket
+    seated (no frame comes yet: the first deal waits)."""
+    meta, _ = await new_table(store, bot_speed_ms=0, sends_seeds=True, **fields)
+    room = await registry.room(meta.id)
+    assert room is not None
+    sock = Socket(0)
+    await room.attach(sock.conn)
+    return meta, room, sock
+
+
+async def test_the_first_deal_mixes_the_seed_the_creator_sends_right_after_its_join(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, room, sock = await creator_joins(store, registry, seed=21)
+    room.submit(sock.conn, 0, GiveEntropy(first_commitment(meta), SEED_A))
+    first = await sock.next()
+    assert (first["type"], first["version"]) == ("state", 0)
+    expected = engine.cards.deal_hands("AS", match_seed(21, 0), 1, (SEED_A, "", ""))
+    assert sorted(view(first)["hand"]) == sorted(engine.card_code(c) for c in expected[0])
+    assert fairness(first)["commitments"] == [first_commitment(meta)]
+    # The first deal has no log entry: the meta keeps its seeds, and a reload deals the same.
+    loaded = await store.load(meta.id)
+    assert loaded is not None
+    assert (loaded[0].first_deal_waits, loaded[0].first_entropy) == (False, (SEED_A, "", ""))
+    assert loaded[1] == []
+    assert rebuild(loaded[0], []).match.deal.hands == room.state.deal.hands
+
+
+async def test_a_seed_that_comes_before_the_join_deals_the_first_deal_at_the_join(
+    store: TableStore, registry: Registry
+) -> None:
+    # A forwarded socket's seed may reach the owner before its join does.
+    meta, _ = await new_table(store, bot_speed_ms=0, sends_seeds=True, seed=22)
+    room = await registry.room(meta.id)
+    assert room is not None
+    sock = Socket(0)
+    room.submit(sock.conn, 0, GiveEntropy(first_commitment(meta), SEED_A))
+    await room.attach(sock.conn)
+    assert (await sock.next())["type"] == "state"
+    assert room.meta.first_entropy == (SEED_A, "", "")
+
+
+async def test_a_creator_that_declared_seeds_and_sends_none_is_dealt_after_the_wait(
+    store: TableStore, registry: Registry, clock: FakeClock
+) -> None:
+    meta, room, sock = await creator_joins(store, registry, humans=2, bots=["normal"])
+    # A friend comes and goes: nothing is shown of a deal not dealt yet.
+    friend = Socket(1)
+    await room.attach(friend.conn)
+    room.detach(friend.conn)
+    # Nothing is dealt yet: acting is refused, and that refusal is the first frame.
+    room.submit(sock.conn, 0, Pass(0))
+    refused = await sock.next()
+    assert (refused["type"], refused["code"]) == ("error", "not_dealt")
+    assert room.meta.first_deal_waits
+    clock.advance(ENTROPY_WAIT_SECONDS)
+    first = await sock.next()
+    assert first["type"] == "state"
+    expected = engine.cards.deal_hands("AS", match_seed(meta.seed, 0, meta.secret), 1)
+    assert sorted(view(first)["hand"]) == sorted(engine.card_code(c) for c in expected[0])
+    assert (room.meta.first_deal_waits, room.meta.first_entropy) == (False, ())
+
+
+async def test_a_script_that_never_declared_seeds_is_dealt_at_once(
+    store: TableStore, registry: Registry, clock: FakeClock
+) -> None:
+    # The injected clock never moves here: a table that waited would never deal.
+    meta, *_ = await first_deal_over(store, registry, seed=24)
+    assert not meta.first_deal_waits
+    assert clock.t == START
+
+
+async def test_hostile_first_deal_seeds_are_refused_with_reasons(
+    store: TableStore, registry: Registry
+) -> None:
+    meta, room, sock = await creator_joins(store, registry, seed=25, humans=2, bots=["normal"])
+    friend = Socket(1)
+    await room.attach(friend.conn)
+    room.submit(friend.conn, 0, GiveEntropy("0" * 64, SEED_A))
+    assert (await friend.next("error"))["code"] == "entropy_closed"
+    # The friend's seed is taken (the deal still waits for the creator's), not replaced.
+    room.submit(friend.conn, 0, GiveEntropy(first_commitment(meta), SEED_A))
+    room.submit(friend.conn, 0, GiveEntropy(first_commitment(meta), SEED_B))
+    assert (await friend.next("error"))["code"] == "entropy_given"
+    room.submit(friend.conn, 0, Pass(1))
+    assert (await friend.next("error"))["code"] == "not_dealt"
+    room.submit(sock.conn, 0, GiveEntropy(first_commitment(meta), SEED_B))
+    assert (await sock.next())["type"] == "state"
+    assert room.meta.first_entropy == (SEED_B, SEED_A, "")
+    # Once dealt, a late seed for it is refused: no deal awaits one.
+    room.submit(sock.conn, 0, GiveEntropy(first_commitment(meta), SEED_B))
+    assert (await sock.next("error"))["code"] == "entropy_closed"
 
 
 def _meta(seed: int, deals: int) -> TableMeta:

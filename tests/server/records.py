@@ -32,7 +32,9 @@ class RecordingSeat:
     """One seat's socket that plays (first hint, or pass; deals on) and keeps the record.
 
     With ``seed_rng`` it answers every published upcoming commitment with a client seed
-    drawn from it, as the browser does (once per commitment, across reconnections)."""
+    drawn from it, as the browser does (once per commitment, across reconnections), and
+    ``first`` (the create answer's commitment, for a table created with ``sends_seeds``)
+    right after its join."""
 
     def __init__(
         self,
@@ -42,6 +44,7 @@ class RecordingSeat:
         *,
         seed_rng: random.Random | None = None,
         record: list[Frame] | None = None,
+        first: str | None = None,
     ) -> None:
         self.record: list[Frame] = [] if record is None else record
         self.seed_rng = seed_rng
@@ -50,6 +53,8 @@ class RecordingSeat:
         self.join = (port, table, token)
         self.ws = RawWebSocket(port)
         self.ws.send_json({"type": "join", "table": table, "token": token})
+        if first is not None:
+            self._send_seed(first)
 
     def reconnect(self, port: int, table: str, token: str) -> None:
         """A new socket for the same seat (the server restarted), the record continued."""
@@ -63,10 +68,14 @@ class RecordingSeat:
         upcoming = (frame["table"].get("fairness") or {}).get("next")
         if self.seed_rng is None or not upcoming or upcoming["commitment"] in self.answered:
             return
-        self.answered.add(upcoming["commitment"])
+        self._send_seed(upcoming["commitment"])
+
+    def _send_seed(self, commitment: str) -> None:
+        assert self.seed_rng is not None, "a seat that sends seeds draws them from seed_rng"
+        self.answered.add(commitment)
         sent = {
             "type": "entropy",
-            "commitment": upcoming["commitment"],
+            "commitment": commitment,
             "seed": f"{self.seed_rng.getrandbits(128):032x}",
         }
         self.ws.send_json(sent)
@@ -111,11 +120,16 @@ class RecordingSeat:
 
 
 def play_match(
-    port: int, table: str, token: str, *, seed_rng: random.Random | None = None
+    port: int,
+    table: str,
+    token: str,
+    *,
+    seed_rng: random.Random | None = None,
+    first: str | None = None,
 ) -> list[Frame]:
     """Seat ``token`` plays until the match is over; its record (state and error frames
     received, entropy messages sent)."""
-    seat = RecordingSeat(port, table, token, seed_rng=seed_rng)
+    seat = RecordingSeat(port, table, token, seed_rng=seed_rng, first=first)
     try:
         seat.play()
     finally:
@@ -126,10 +140,13 @@ def play_match(
 def create_and_play(
     url: str, port: int, seed_rng: random.Random | None = None, **body: Any
 ) -> list[dict[str, Any]]:
-    """Create a table (seat 0 human, bots answering at once) and play one match on seat 0."""
+    """Create a table (seat 0 human, bots answering at once) and play one match on seat 0
+    (with ``sends_seeds``, its seed for the first deal sent right after the join)."""
     status, table = http_json("POST", f"{url}/api/tables", {"bot_speed_ms": 0, **body})
     assert status == 201, table
-    return play_match(port, table["table"], table["seats"][0]["token"], seed_rng=seed_rng)
+    first = table["commitment"] if body.get("sends_seeds") else None
+    token = table["seats"][0]["token"]
+    return play_match(port, table["table"], token, seed_rng=seed_rng, first=first)
 
 
 def run_verify(tmp_path: Path, lines: list[dict[str, Any]]) -> subprocess.CompletedProcess[str]:

@@ -141,3 +141,87 @@ def test_a_silent_friends_slot_is_filled_with_a_server_secret_on_a_chosen_seed_t
     assert len(deal["entropy"][0]) == 32
     assert deal["entropy"][1].startswith(SERVER_FILLED)
     assert deal["entropy"][2] == ""
+
+
+def test_the_first_deal_mixes_the_seed_its_creator_sends_right_after_joining(
+    server_process: ServerFactory, redis_url: str, tmp_path: Path
+) -> None:
+    srv = server_process(args=FAST)
+    record = create_and_play(srv.url, srv.port, random.Random(6), deals=5, sends_seeds=True)
+    frames = states(record)
+    # The seed went out right after the join, answering the create answer's commitment,
+    # before any frame came back: the first frame already shows the deal it made.
+    first_seed = record[0]
+    assert first_seed["type"] == "entropy"
+    assert first_seed["commitment"] == frames[0]["table"]["fairness"]["commitments"][0]
+    last = frames[-1]["table"]["fairness"]
+    assert last["entropy"][0][0] == first_seed["seed"]
+    removed_ace = frames[0]["view"]["rules"]["removed_ace"]
+    mixed = tuple(last["entropy"][0])
+    hand = sorted(frames[0]["view"]["hand"])
+    assert hand == sorted(dealt_hand(removed_ace, last["seed"], 1, 0, mixed))
+    assert hand != sorted(dealt_hand(removed_ace, last["seed"], 1, 0))
+    # The first deal has no log entry: the table's stored meta carries its seeds.
+    client = redis.Redis.from_url(redis_url)
+    raw = client.get(f"pdk:{{{frames[0]['table']['id']}}}:meta")
+    client.close()
+    assert isinstance(raw, bytes)
+    meta = json.loads(raw)
+    assert (meta["first_deal_waits"], meta["first_entropy"][0]) == (False, first_seed["seed"])
+    checked = run_verify(tmp_path, record)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "match 0 deal 1: commitment matches, dealt with client seeds" in checked.stdout
+
+
+def test_a_server_that_ignores_the_creators_first_seed_is_caught(
+    server_process: ServerFactory, tmp_path: Path
+) -> None:
+    srv = server_process(args=FAST, env={"PYTHONPATH": str(CHEATS), "PDK_CHEAT": "ignore"})
+    record = create_and_play(srv.url, srv.port, random.Random(7), deals=1, sends_seeds=True)
+    assert states(record)[-1]["table"]["fairness"]["entropy"][0][0], "the seed was published"
+    refused = run_verify(tmp_path, record)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert re.search(r"MISMATCH \[(hand_mismatch|illegal_move)\] match 0 deal 1 ", refused.stdout)
+
+
+def test_a_script_that_sends_no_seeds_gets_its_first_deal_at_once(
+    server_process: ServerFactory,
+) -> None:
+    # The longest wait there is: a table that waited would outlast the socket's timeout.
+    srv = server_process(args=[*FAST, "--entropy-wait-seconds", "30"])
+    status, table = http_json("POST", f"{srv.url}/api/tables", {"bot_speed_ms": 0})
+    assert status == 201, table
+    ws = RawWebSocket(srv.port)
+    ws.send_json({"type": "join", "table": table["table"], "token": table["seats"][0]["token"]})
+    first = ws.recv_json()
+    ws.close()
+    # Its first frame is the dealt table (the bots, answering at once, may have played).
+    assert (first["type"], first["view"]["deal_no"]) == ("state", 1)
+    assert first["view"]["hand"]
+
+
+def test_hostile_first_seeds_are_refused_with_reasons_and_the_deal_still_comes(
+    server_process: ServerFactory,
+) -> None:
+    srv = server_process(args=FAST)
+    body = {"bot_speed_ms": 0, "sends_seeds": True}
+    status, table = http_json("POST", f"{srv.url}/api/tables", body)
+    assert status == 201, table
+    ws = RawWebSocket(srv.port)
+    ws.send_json({"type": "join", "table": table["table"], "token": table["seats"][0]["token"]})
+    good = "c" * 32
+    for sent, code in (
+        ({"commitment": table["commitment"], "seed": "C" * 32}, "invalid_message"),
+        ({"commitment": table["commitment"], "seed": good + "0"}, "invalid_message"),
+        ({"commitment": "0" * 64, "seed": good}, "entropy_closed"),
+    ):
+        ws.send_json({"type": "entropy", **sent})
+        refused = ws.recv_json()
+        assert (refused["type"], refused["code"]) == ("error", code), sent
+    ws.send_json({"type": "pass", "version": 0})
+    assert ws.recv_json()["code"] == "not_dealt"
+    ws.send_json({"type": "entropy", "commitment": table["commitment"], "seed": good})
+    first = ws.recv_json()
+    ws.close()
+    assert first["type"] == "state"
+    assert first["table"]["fairness"]["commitments"] == [table["commitment"]]

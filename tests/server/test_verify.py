@@ -109,6 +109,21 @@ def deal_2_ignores_this_seats_seed(record: Record) -> None:
             seeds[1][0] = ""
 
 
+def deal_1_ignores_the_seed_sent_with_the_join(record: Record) -> None:
+    for frame in _states(record):
+        seeds = frame["table"]["fairness"].get("entropy") or []
+        if seeds:
+            seeds[0][0] = ""
+
+
+def the_first_deal_published_under_another_commitment_than_the_create_answer(
+    record: Record,
+) -> None:
+    # As if the server had changed its seed once it saw the seed sent with the join.
+    assert record[0]["type"] == "entropy"
+    record[0]["commitment"] = "0" * 64
+
+
 TAMPERINGS: dict[Callable[[Record], None], ProblemCode] = {
     commitments_only_with_the_reveal: ProblemCode.COMMITMENT_LATE,
     seat_1_plays_a_card_dealt_to_seat_2: ProblemCode.ILLEGAL_MOVE,
@@ -119,6 +134,10 @@ TAMPERINGS: dict[Callable[[Record], None], ProblemCode] = {
     a_result_forged: ProblemCode.RESULT_MISMATCH,
     a_move_dropped: ProblemCode.MOVES_DIVERGE,
     deal_2_ignores_this_seats_seed: ProblemCode.ENTROPY_IGNORED,
+    deal_1_ignores_the_seed_sent_with_the_join: ProblemCode.ENTROPY_IGNORED,
+    the_first_deal_published_under_another_commitment_than_the_create_answer: (
+        ProblemCode.COMMITMENT_CHANGED
+    ),
 }
 
 
@@ -126,11 +145,12 @@ def test_a_real_record_passes_and_each_tampered_copy_fails_with_its_reason(
     server_process: ServerFactory, tmp_path: Path
 ) -> None:
     srv = server_process(args=FAST)
-    record = create_and_play(srv.url, srv.port, random.Random(7), deals=5)
+    # Its creator's client sends seeds, the first deal's right after its join.
+    record = create_and_play(srv.url, srv.port, random.Random(7), deals=5, sends_seeds=True)
     honest = run_verify(tmp_path, record)
     assert honest.returncode == 0, honest.stdout + honest.stderr
     assert honest.stdout.count("moves replayed legally") == 5, honest.stdout
-    assert honest.stdout.count("dealt with client seeds") == 4, honest.stdout
+    assert honest.stdout.count("dealt with client seeds") == 5, honest.stdout
     for tamper, code in TAMPERINGS.items():
         forged = copy.deepcopy(record)
         tamper(forged)
