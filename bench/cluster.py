@@ -143,7 +143,7 @@ def proxy_config(source: Path, urls: list[str], port: int) -> str:
             text = text.replace(line, "")
     text = text.replace("listen 8000;", f"listen 127.0.0.1:{port};")
     # Every bench socket comes from 127.0.0.1: the per-address cap would refuse most.
-    return re.sub(r"limit_conn per_client \d+;", "limit_conn per_client 100000;", text)
+    return re.sub(r"limit_conn per_client \d+;", "limit_conn per_client 65000;", text)
 
 
 def start_proxy(source: Path, urls: list[str], prefix: Path) -> tuple[subprocess.Popen[bytes], str]:
@@ -476,7 +476,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pin", action="store_true", help="server i on CPU i %% cpus")
     parser.add_argument(
         "--server-root",
-        default=str(REPO_ROOT),
+        type=lambda text: Path(text).resolve(),
+        default=REPO_ROOT,
         help="the checkout whose server (and nginx.conf) runs",
     )
     parser.add_argument(
