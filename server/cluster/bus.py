@@ -70,12 +70,16 @@ class ToOwner(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     conns: list[tuple[int, int, int]] = []
 
 
-class ToProcess(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class ToProcess(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
     """An owner to a forwarding process: a frame for socket ``conn``, or its end
     (``close`` is the WebSocket close code the owner chose), or a step of a
     handover of the whole table (``conn`` 0): ``offer`` (every socket of the
     table is on that process; will it take the table?) and ``yours`` (the owner
-    stopped the room and released the lease: take it now)."""
+    stopped the room and released the lease: take it now).
+
+    Fields at their defaults are left out: a process of the release before
+    ``handover`` existed still reads every frame and close (a rolling upgrade); it
+    drops an offer as malformed, the offer lapses, and the table stays."""
 
     table: str
     fence: int

@@ -9,6 +9,7 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import redis
 import websockets
 from cluster_helpers import GUARD_SECONDS, Ghost, create_table, fence_of, health, log_of, owner_of
@@ -97,3 +98,24 @@ async def test_a_forwarder_holds_requests_after_its_yield_and_gives_them_to_the_
             assert owner_of(sync_redis, tid) == attach.proc
             assert fence_of(sync_redis, tid) == fence + 1
         assert [m.kind for m in await ghost.heard_so_far() if m.kind == "submit"] == []
+
+
+class ToProcessBeforeHandover(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``ToProcess`` as the release before the handover (b9f181a) reads it."""
+
+    table: str
+    fence: int
+    conn: int
+    frame: str | None = None
+    close: int | None = None
+    reason: str = ""
+
+
+def test_frames_and_closes_of_a_new_owner_still_read_on_a_process_of_the_release_before() -> None:
+    # A rolling upgrade runs both releases on one bus: an old forwarder must read them.
+    for message in (
+        ToProcess(table="t", fence=3, conn=9, frame='{"type":"state"}'),
+        ToProcess(table="t", fence=3, conn=9, close=4503, reason="table unavailable"),
+    ):
+        old = msgspec.json.decode(msgspec.json.encode(message), type=ToProcessBeforeHandover)
+        assert (old.frame, old.close, old.reason) == (message.frame, message.close, message.reason)
