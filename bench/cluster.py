@@ -37,6 +37,7 @@ import argparse
 import asyncio
 import contextlib
 import ctypes
+import functools
 import json
 import os
 import platform
@@ -111,7 +112,7 @@ def start_servers(
                  "--port", str(port), "--redis-url", redis_url, "--log-level", "warning",
                  *BENCH_LIMITS],
                 cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, preexec_fn=lambda core=core: _die_with_us(core),
+                stderr=subprocess.STDOUT, preexec_fn=functools.partial(_die_with_us, core),
             )  # fmt: skip
         started.append((proc, f"http://127.0.0.1:{port}"))
     deadline = time.monotonic() + 60
@@ -180,6 +181,13 @@ def tree_cpu(pid: int) -> float:
         with contextlib.suppress(OSError):
             total += cpu(int(child))
     return total
+
+
+def frames_forwarded(urls: list[str]) -> int | None:
+    """Game frames the servers at ``urls`` sent each other so far (None: a server of a
+    release that does not count them)."""
+    counts = [http_json(f"{url}/healthz").get("frames_forwarded") for url in urls]
+    return None if None in counts else sum(counts)
 
 
 def publishes(client: redis.Redis) -> int:
@@ -276,11 +284,11 @@ async def run_once(
                 token = table["seats"][s]["token"]
                 if args.proxy:
                     ws = f"{base.replace('http://', 'ws://')}/ws?table={table['table']}"
-                    local = True  # as far as the bench knows: the servers count forwarding
+                    on_owner = True  # as far as the bench knows: the servers count forwarding
                 else:
                     ws = urls[(t + s) % processes].replace("http://", "ws://") + "/ws"
-                    local = s == 0 or processes == 1
-                seats.append(Seat(table["table"], token, s, ws, local=local))
+                    on_owner = s == 0 or processes == 1
+                seats.append(Seat(table["table"], token, s, ws, local=on_owner))
         loop = asyncio.get_running_loop()
         stop_at = loop.time() + args.warmup + args.duration
         rng = random.Random(args.seed)
@@ -298,7 +306,7 @@ async def run_once(
         before = sum(int(client.llen(k)) for k in keys)
         frames_before = sum(s.frames for s in seats)
         publish_before = publishes(client)
-        forwarded_before = [http_json(f"{u}/healthz").get("frames_forwarded") for u in urls]
+        forwarded_before = frames_forwarded(urls)
         cpu_before = [cpu(pid) for pid in pids], cpu(redis_pid)
         proxy_before = tree_cpu(proxy.pid) if proxy is not None else 0.0
         load_before = os.getloadavg()[0]
@@ -306,7 +314,7 @@ async def run_once(
         after = sum(int(client.llen(k)) for k in keys)
         frames = sum(s.frames for s in seats) - frames_before
         publish_after = publishes(client)
-        forwarded_after = [http_json(f"{u}/healthz").get("frames_forwarded") for u in urls]
+        forwarded_after = frames_forwarded(urls)
         cpu_after = [cpu(pid) for pid in pids], cpu(redis_pid)
         proxy_after = tree_cpu(proxy.pid) if proxy is not None else 0.0
         load_after = os.getloadavg()[0]
@@ -328,9 +336,9 @@ async def run_once(
     errors = [e for s in seats for e in s.errors if e != "stale_version"]
     actions = max(1, after - before)
     per_process = [b - a for a, b in zip(cpu_before[0], cpu_after[0], strict=True)]
-    crossed: float | None = None
-    if None not in forwarded_before + forwarded_after:
-        crossed = sum(forwarded_after) - sum(forwarded_before)  # type: ignore[arg-type]
+    crossed = None
+    if forwarded_before is not None and forwarded_after is not None:
+        crossed = forwarded_after - forwarded_before
     return {
         "processes": processes,
         "tables": args.tables,
