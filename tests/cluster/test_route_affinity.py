@@ -168,3 +168,43 @@ async def test_a_handover_waits_for_the_requests_forwarded_before_the_yield(
     meta, entries = log_of(sync_redis, tid)
     assert check_told_against_log(meta, entries, players) >= 30
     assert health(a.url)["tables_handed_over"] + health(b.url)["tables_handed_over"] == 3
+
+
+async def test_behind_the_proxy_a_dead_owners_table_moves_whole_to_the_next_process(
+    server_process: ServerFactory, sync_redis: redis.Redis, nginx_dir: Path
+) -> None:
+    args = ["--trusted-proxies", "127.0.0.1/32", "--admin-token", ADMIN_TOKEN]
+    servers = [server_process(args=[*args, "--lease-ttl", "1.5"]) for _ in range(3)]
+    port = free_port()
+    with running_nginx(nginx_dir, port, servers) as base:
+        table = create_table(base, humans=2, bots=["easy"], bot_speed_ms=50, deals=10)
+        tid = table["table"]
+        ws = f"ws://127.0.0.1:{port}/ws?table={tid}"
+        players = [Player([ws], tid, s["token"], s["seat"]) for s in table["seats"]]
+        for player in players:
+            player.start()
+        try:
+            await wait_for_version(sync_redis, tid, 20)
+            procs = {health(s.url, ADMIN_TOKEN)["process"]: s for s in servers}
+            owner = procs[str(owner_of(sync_redis, tid))]
+            owner.kill()
+            survivors = [s for s in servers if s is not owner]
+            # Both sockets come back through the proxy to the next process on the ring,
+            # which takes the table once the dead owner's lease is over: all local again.
+            await until(
+                lambda: (
+                    owner_of(sync_redis, tid) in {p for p, s in procs.items() if s is not owner}
+                ),
+                "taken over",
+            )
+            at = int(sync_redis.llen(f"pdk:{{{tid}}}:log"))
+            await wait_for_version(sync_redis, tid, at + 20)
+            reports = [health(s.url, ADMIN_TOKEN) for s in survivors]
+            assert sorted(r["tables_owned"] for r in reports) == [0, 1]
+            assert [r["sockets_forwarded"] for r in reports] == [0, 0]
+        finally:
+            for player in players:
+                await player.stop()
+    meta, entries = log_of(sync_redis, tid)
+    assert check_told_against_log(meta, entries, players) >= 20
+    assert all(p.connections == 2 for p in players)
