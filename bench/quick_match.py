@@ -132,7 +132,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(Path(tmp) / "redis") as redis:
         logs = Path(os.environ.get("QM_LOGS", tmp))
-        started = start_servers(args.processes, redis.url, logs, QUICK_MATCH_LIMITS)
+        started = start_servers(args.processes, redis.url, logs, extra=QUICK_MATCH_LIMITS)
         try:
             urls = [url for _, url in started]
             seated = asyncio.run(run_players(urls, args.players, rate=args.rate, poll=args.poll))

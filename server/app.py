@@ -196,6 +196,7 @@ def create_app(
             lease_seconds=settings.lease_seconds,
             max_frame_bytes=settings.max_frame_bytes,
             queue_size=settings.outgoing_queue_size,
+            handover_seconds=settings.handover_seconds,
         )
         rate = settings.actions_per_second
         holder["services"] = _Services(
@@ -397,6 +398,8 @@ def create_app(
                 "pid": os.getpid(),
                 "tables_owned": len(node.registry),
                 "sockets_forwarded": node.forwarded,
+                "frames_forwarded": node.frames_forwarded,
+                "tables_handed_over": node.handovers,
             }
         return _Json(answer, status_code=200 if ok else 503)
 

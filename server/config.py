@@ -143,6 +143,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     tables_per_minute_total: int = 600
     unjoined_table_ttl_seconds: int = 600
     table_ttl_per_action_seconds: int = 3600
+    # Cluster routing (server.cluster.node, "Handover"): a table whose sockets have all
+    # come from one other process this long, and owned here this long, moves there; 0: never.
+    handover_seconds: float = 5.0
     admin_token: str | None = None
     # Redis failover (server.rooms.redis_failover, docs/operations.md "Redis itself"):
     # replicas that must hold a write before anyone is told of it (WAIT), and how long
@@ -272,6 +275,7 @@ _RANGES: tuple[tuple[str, float, float], ...] = (
     ("queue_drop_seconds", 2, 3600),
     ("max_queued", 3, 10_000_000),
     ("entropy_wait_seconds", 0, 30),
+    ("handover_seconds", 0, 3600),
 )
 # Guessing a token this long by trying is hopeless (``secrets.token_urlsafe(24)`` is 32).
 _MIN_ADMIN_TOKEN_CHARS = 24
@@ -480,6 +484,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("table_ttl_per_action_seconds", "--table-ttl-per-action",
            "PAODEKUAI_TABLE_TTL_PER_ACTION", "DURATION", parse_duration,
            "each action played adds this much to a table's lifetime, up to --table-ttl"),
+    Option("handover_seconds", "--handover-after", "PAODEKUAI_HANDOVER_AFTER", "SECONDS",
+           _parse_seconds, "a table whose sockets all reach one other process this long "
+           "(and owned here this long) moves to it (0: never)"),
     Option("admin_token", "--admin-token", "PAODEKUAI_ADMIN_TOKEN", "TOKEN",
            _parse_optional_text, "bearer token of the operator's HTTP routes (deleting "
            "tables, /healthz details, /api/usage); unset: those routes are off. Prefer "

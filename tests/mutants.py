@@ -46,6 +46,11 @@ CLUSTER_TESTS = [
     "tests/cluster/test_node.py",
     "tests/cluster/test_processes.py",
 ]
+# Handover: ownership follows the players (server/cluster/node.py, forward.py).
+HANDOVER_TESTS = [
+    "tests/cluster/test_route_handover_bus.py",
+    "tests/cluster/test_route_affinity.py",
+]
 # Provably fair shuffles: the verifier on tampered records, the players' entropy.
 VERIFY_TESTS = ["tests/server/test_verify.py"]
 ENTROPY_TESTS = ["tests/rooms/test_entropy.py", "tests/server/test_fairness.py"]
@@ -1027,6 +1032,24 @@ MUTANTS = [
         "                    if version != room.version:",
         "                    if version > room.version:",
         CLUSTER_TESTS,
+    ),
+    Mutant(
+        "forwarder-forwards-after-its-yield",
+        "server/cluster/forward.py",
+        "        if self._fence is None or self._yielding is not None:",
+        "        if self._fence is None:",
+        HANDOVER_TESTS,
+    ),
+    Mutant(
+        "owner-hands-over-with-a-local-socket",
+        "server/cluster/node.py",
+        '            if len(procs) != 1 or "" in procs:\n'
+        "                continue  # a local socket, or sockets on several processes: stay\n"
+        "            proc = procs.pop()\n",
+        '            if not procs - {""}:\n'
+        "                continue  # a local socket, or sockets on several processes: stay\n"
+        '            proc = (procs - {""}).pop()\n',
+        HANDOVER_TESTS,
     ),
     # -- provably fair shuffles --
     Mutant(

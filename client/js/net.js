@@ -96,7 +96,10 @@ export class Connection {
     clearTimeout(this.retryTimer);
     this.retryTimer = null;
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
-    const ws = new WebSocket(`${proto}//${location.host}/ws`);
+    // The table id in the URL only routes: a proxy in front of several replicas hashes
+    // on it, so every socket of a table meets the process that runs it (the join frame
+    // still names the table, and the server goes by that).
+    const ws = new WebSocket(`${proto}//${location.host}/ws?table=${encodeURIComponent(this.table)}`);
     this.ws = ws;
     this.joined = false;
     this.stalled = false;

@@ -55,9 +55,12 @@ class ToOwner(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ``alive``: the sockets of ``proc`` still open, each as ``[conn, seat, version
     seen]``: the owner attaches any it does not know and resends a full state to
     any that is behind.
+    ``yield``: the answer to the owner's handover offer: ``proc`` holds the table's
+    next frames from here on, and everything it forwarded before was sent ahead
+    of this (node.py, "Handover").
     """
 
-    kind: Literal["attach", "submit", "detach", "alive"]
+    kind: Literal["attach", "submit", "detach", "alive", "yield"]
     fence: int
     proc: str
     conn: int = 0
@@ -69,9 +72,16 @@ class ToOwner(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     deltas: bool = False
 
 
-class ToProcess(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class ToProcess(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
     """An owner to a forwarding process: a frame for socket ``conn``, or its end
-    (``close`` is the WebSocket close code the owner chose)."""
+    (``close`` is the WebSocket close code the owner chose), or a step of a
+    handover of the whole table (``conn`` 0): ``offer`` (every socket of the
+    table is on that process; will it take the table?) and ``yours`` (the owner
+    stopped the room and released the lease: take it now).
+
+    Fields at their defaults are left out: a process of the release before
+    ``handover`` existed still reads every frame and close (a rolling upgrade); it
+    drops an offer as malformed, the offer lapses, and the table stays."""
 
     table: str
     fence: int
@@ -79,6 +89,7 @@ class ToProcess(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     frame: str | None = None
     close: int | None = None
     reason: str = ""
+    handover: Literal["", "offer", "yours"] = ""
 
 
 def table_channel(table_id: str) -> str:
@@ -119,6 +130,10 @@ class Bus:
         self._tables: set[str] = set()
         self.on_owner_message: OwnerHandler = lambda table, message: None
         self.on_process_message: ProcessHandler = lambda message: None
+        # Game frames that crossed between processes through this bus: client requests
+        # sent to owners, and frames sent to other processes' sockets (the share a
+        # socket-to-owner routing is judged by: bench/cluster.py reads it).
+        self.frames_forwarded = 0
 
     def start(self) -> None:
         """Subscribe and read in the background (retrying while Redis is unreachable)."""
@@ -147,10 +162,14 @@ class Bus:
 
     async def to_owner(self, table_id: str, message: ToOwner) -> None:
         """Publish ``message`` to whichever process owns ``table_id``."""
+        if message.kind == "submit":
+            self.frames_forwarded += 1
         await self._publish(table_channel(table_id), _encoder.encode(message))
 
     async def to_process(self, proc: str, message: ToProcess) -> None:
         """Publish ``message`` to process ``proc``."""
+        if message.frame is not None:
+            self.frames_forwarded += 1
         await self._publish(process_channel(proc), _encoder.encode(message))
 
     async def _read(self) -> None:

@@ -17,6 +17,12 @@ to the new one (each gets a full state, as after a reconnect), and when nobody
 holds the table it takes the table itself and hands its sockets to the new
 local room without closing them.  Frames from an owner whose fencing number is
 not the current one are dropped.
+
+When the owner offers it the table (every socket of the table is here:
+node.py, "Handover"), it holds its sockets' next requests, answers ``yield``
+behind everything it forwarded so far, and takes the table as soon as the
+owner says ``yours`` (or the lease runs out): the held requests go to the local
+room, in order, after each socket's full state.
 """
 
 from __future__ import annotations
@@ -49,6 +55,10 @@ log = logging.getLogger(__name__)
 
 # Messages a forwarder queues for the owner before it refuses more (per table).
 OUTBOX_SIZE = 256
+# Lease looks a forwarder that answered a handover offer waits for the owner's
+# ``yours`` before it forwards its held requests to the owner again (the owner
+# never got the answer in time, or changed its mind).
+YIELD_LOOKS = 6
 
 
 async def attach_or_refuse(room: Room, conn: Connection, token_hash: str | None) -> None:
@@ -158,6 +168,10 @@ class Forwarder:
         self._version = 0
         # Client frames that arrived while no owner was known, in order.
         self._held: list[tuple[Connection, str]] = []
+        # The fencing number of an owner this forwarder said ``yield`` to (frames are
+        # held until that owner lets the table go), and how many looks ago.
+        self._yielding: int | None = None
+        self._yield_looks = 0
         # None ends the sender once everything before it went out.
         self._outbox: asyncio.Queue[ToOwner | None] = asyncio.Queue()
         self._wake = asyncio.Event()
@@ -235,7 +249,7 @@ class Forwarder:
         conn_id = self._ids.get(id(conn))
         if conn_id is None:
             return
-        if self._fence is None:
+        if self._fence is None or self._yielding is not None:
             # Between owners: the frame waits for the next one (its version still decides).
             if len(self._held) < OUTBOX_SIZE:
                 self._held.append((conn, text))
@@ -247,6 +261,9 @@ class Forwarder:
 
     def deliver(self, message: ToProcess) -> None:
         """Hand a frame or close from the current owner to its socket here."""
+        if message.handover:
+            self._handover(message)
+            return
         if message.fence != self._fence or self._here is not None:
             return  # from a former owner: fencing says it no longer speaks for the table
         conn = self._conns.get(message.conn)
@@ -264,6 +281,19 @@ class Forwarder:
             # The owner let the table go (shutdown, lease lost): find the next one now.
             self._fence = None
             self._wake.set()
+
+    def _handover(self, message: ToProcess) -> None:
+        if self._here is not None or self.closed:
+            return
+        if message.handover == "offer":
+            if message.fence == self._fence and self._yielding is None and self._conns:
+                # Behind every request already queued for the owner: once it reads this,
+                # it has read all of them.
+                self._yielding = message.fence
+                self._yield_looks = 0
+                self._post("yield")
+        elif message.fence == self._yielding:
+            self._wake.set()  # "yours": the lease is free, take it on this look
 
     # --- inside ------------------------------------------------------------------
 
@@ -287,6 +317,8 @@ class Forwarder:
     async def _watch(self) -> None:
         tick = 0
         while not self.closed:
+            # Cleared before the look: a "yours" that comes during it wakes the next one.
+            self._wake.clear()
             try:
                 if await self._check_owner(tick):
                     return
@@ -297,7 +329,6 @@ class Forwarder:
                 self._shut_all(*presenter.close_for(Closing.TABLE_UNAVAILABLE))
                 return
             tick += 1
-            self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self._until_next_look())
 
@@ -309,6 +340,19 @@ class Forwarder:
     async def _check_owner(self, tick: int) -> bool:
         """One look at the lease; True once this forwarder's work is over."""
         holder = await self._holder(self.id)
+        if self._yielding is not None:
+            if (
+                holder is not None
+                and holder.fence == self._yielding
+                and self._yield_looks < YIELD_LOOKS
+            ):
+                self._yield_looks += 1
+                return False  # the owner is still handing over
+            # Handed over (the lease is free or another's), or the owner never went on:
+            # what was held goes where the lease says, below.
+            self._yielding = None
+            if holder is not None and holder.fence == self._fence:
+                self._release_held()
         if holder is not None and holder.owner == self._bus.proc:
             room = self._local(self.id)
             if room is not None:

@@ -6,6 +6,20 @@ table attaches to: the local room (the table is taken if nobody holds it) or a
 forwarders' messages into ``RemoteConnection`` listeners of its rooms, hands
 their frames to the same ``LocalTable.take`` as local ones, and forgets sockets
 whose process stopped reporting.
+
+Handover: ownership follows the players.  The proxy sends every socket of a
+table to one process (it hashes the table id in the socket's URL), so a table
+is forwarded only when its owner is not that process: the owner died and its
+sockets moved, the proxy's replicas changed, or a socket came without the id.
+An owner whose sockets all arrive forwarded from one other process, for
+``handover_seconds`` in a row and after owning the table that long, offers it
+to that process; the process holds its sockets' next requests and answers
+``yield`` behind everything it forwarded before; the owner lets the room run
+what it already queued, stops it, releases the lease and says ``yours``; the
+process takes the table (the fenced lease: nobody else can write meanwhile)
+and hands its held requests to the new room, in order.  The hold time is the
+hysteresis: a table moves at most once per ``handover_seconds`` per process,
+and only towards a process that holds every one of its sockets.
 """
 
 from __future__ import annotations
@@ -13,10 +27,12 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from redis.exceptions import RedisError
+
 from server.rooms.registry import Registry, RoomHooks
 from server.rooms.room import Room
 from server.rooms.seats import SPECTATOR
-from server.rooms.store import Holder, TableStore
+from server.rooms.store import Holder, StoreError, TableStore
 from server.rooms.tasks import background
 from server.rooms.updates import Closing
 
@@ -24,7 +40,7 @@ from .bus import Bus, ToOwner, ToProcess
 from .forward import Forwarder, RemoteConnection, attach_or_refuse
 from .table import LocalTable, TableHandle
 
-__all__ = ["Node"]
+__all__ = ["DEFAULT_HANDOVER_SECONDS", "Node"]
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +50,11 @@ _POLLS_PER_LEASE = 6
 _ALIVE_EVERY = 2
 # An owner forgets a forwarded socket not reported for this many reports.
 _ALIVE_MISSED = 4
+# How long every socket of a table must have come from one other process (and the
+# owner must have held the table) before the owner hands the table to it; 0: never.
+DEFAULT_HANDOVER_SECONDS = 5.0
+# An offer not answered within this many lease looks lapses (the answer is ignored).
+_OFFER_LOOKS = 2
 
 
 class _HolderLooks:
@@ -82,6 +103,7 @@ class Node:
         lease_seconds: float,
         max_frame_bytes: int,
         queue_size: int,
+        handover_seconds: float = DEFAULT_HANDOVER_SECONDS,
     ) -> None:
         self.registry = registry
         self._bus = bus
@@ -93,6 +115,14 @@ class Node:
         self._remote: dict[tuple[str, str, int], RemoteConnection] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._holders = _HolderLooks(store)
+        self._handover_seconds = handover_seconds
+        # Per owned table: when it was loaded here; since when all its sockets came
+        # from one other process (and which); an open offer (to whom, fence, until).
+        self._loaded_at: dict[str, float] = {}
+        self._lonely: dict[str, tuple[str, float]] = {}
+        self._offers: dict[str, tuple[str, int, float]] = {}
+        self._handing: set[str] = set()
+        self.handovers = 0
         registry.hooks.append(RoomHooks(on_loaded=self._listen, on_closed=self._room_closed))
         bus.on_owner_message = self._from_forwarder
         bus.on_process_message = self._from_owner
@@ -111,6 +141,11 @@ class Node:
     def forwarded(self) -> int:
         """Sockets of this process served by forwarding to another owner."""
         return sum(f.sockets for f in self._forwarders.values())
+
+    @property
+    def frames_forwarded(self) -> int:
+        """Game frames this process sent to another through the bus, since it started."""
+        return self._bus.frames_forwarded
 
     async def table(self, table_id: str) -> TableHandle | None:
         """Where a socket of ``table_id`` attaches: this process's room (loaded, and
@@ -154,9 +189,13 @@ class Node:
     async def _listen(self, room: Room) -> None:
         # Before the room is handed out: forwarders' messages must reach it from the start.
         await self._bus.listen_table(room.id)
+        self._loaded_at[room.id] = asyncio.get_running_loop().time()
 
     def _room_closed(self, room: Room) -> None:
         background(self._bus.ignore_table(room.id), f"ignore-{room.id}")
+        self._loaded_at.pop(room.id, None)
+        self._lonely.pop(room.id, None)
+        self._offers.pop(room.id, None)
         # The room shuts its forwarded sockets itself (each tells its process).
         for key in [k for k in self._remote if k[0] == room.id]:
             del self._remote[key]
@@ -168,7 +207,9 @@ class Node:
     async def _reap_forever(self) -> None:
         while True:
             await asyncio.sleep(self._poll * _ALIVE_EVERY)
-            self._reap(asyncio.get_running_loop().time())
+            now = asyncio.get_running_loop().time()
+            self._reap(now)
+            self._consider_handovers(now)
 
     def _reap(self, now: float) -> None:
         """Forget forwarded sockets whose process stopped reporting them (it died)."""
@@ -180,6 +221,71 @@ class Node:
                 if room is not None:
                     room.detach(conn)
                 conn.drop()
+
+    # --- handover ------------------------------------------------------------------
+
+    def _consider_handovers(self, now: float) -> None:
+        """Offer each table whose sockets have all been on one other process for
+        ``handover_seconds`` (and that this process has owned as long) to it."""
+        if self._handover_seconds <= 0 or self.draining:
+            return
+        lonely: dict[str, tuple[str, float]] = {}
+        for table_id in {key[0] for key in self._remote}:
+            room = self.registry.live(table_id)
+            if room is None or table_id in self._handing:
+                continue
+            listeners = room.listeners
+            procs = {c.proc if isinstance(c, RemoteConnection) else "" for c in listeners}
+            if len(procs) != 1 or "" in procs:
+                continue  # a local socket, or sockets on several processes: stay
+            proc = procs.pop()
+            was = self._lonely.get(table_id)
+            since = was[1] if was is not None and was[0] == proc else now
+            lonely[table_id] = (proc, since)
+            offer = self._offers.get(table_id)
+            if offer is not None and offer[2] >= now:
+                continue
+            if offer is not None:  # lapsed unanswered: wait the whole time again
+                del self._offers[table_id]
+                lonely[table_id] = (proc, now)
+                continue
+            held = now - self._loaded_at.get(table_id, now)
+            if min(now - since, held) >= self._handover_seconds:
+                fence = room.lease.fence
+                self._offers[table_id] = (proc, fence, now + self._poll * _OFFER_LOOKS)
+                message = ToProcess(table=table_id, fence=fence, conn=0, handover="offer")
+                background(self._bus.to_process(proc, message), f"offer-{table_id}")
+        self._lonely = lonely
+
+    def _yielded(self, room: Room, proc: str) -> None:
+        """``proc`` answered this process's offer of ``room``'s table: hand it over."""
+        offer = self._offers.pop(room.id, None)
+        now = asyncio.get_running_loop().time()
+        if offer is None or offer[:2] != (proc, room.lease.fence) or offer[2] < now:
+            return  # no such offer, or it lapsed: the forwarder stops waiting on its own
+        self._handing.add(room.id)
+        background(self._hand_over(room, proc), f"handover-{room.id}")
+
+    async def _hand_over(self, room: Room, proc: str) -> None:
+        try:
+            gone = [key for key in self._remote if key[0] == room.id and key[1] == proc]
+            conns = [self._remote.pop(key) for key in gone]
+            for conn in conns:
+                room.detach(conn)  # behind the requests already queued: they run first
+            # Anyone who came here meanwhile gets 4503 and reconnects (to the new owner).
+            await room.stop(Closing.TABLE_UNAVAILABLE)
+            await self._store.release(room.lease)
+            for conn in conns:
+                conn.drop()
+            yours = ToProcess(table=room.id, fence=room.lease.fence, conn=0, handover="yours")
+            await self._bus.to_process(proc, yours)
+            self.handovers += 1
+            log.info("table %s: handed over to %s", room.id, proc)
+        except (RedisError, OSError, StoreError) as exc:
+            # The lease runs out on its own; the forwarder takes the table then.
+            log.warning("table %s: handover to %s: %s", room.id, proc, exc)
+        finally:
+            self._handing.discard(room.id)
 
     # --- the bus -----------------------------------------------------------------
 
@@ -193,6 +299,9 @@ class Node:
         if room is None or room.lease.fence != message.fence:
             return  # meant for another owner (fencing decides which one is current)
         now = asyncio.get_running_loop().time()
+        if message.kind == "yield":
+            self._yielded(room, message.proc)
+            return
         if message.kind == "alive":
             for conn_id, seat, version in message.conns:
                 known = self._remote.get((table_id, message.proc, conn_id))

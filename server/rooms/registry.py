@@ -31,6 +31,8 @@ from .updates import Closing
 __all__ = [
     "DEFAULT_IDLE_SECONDS",
     "DEFAULT_LEASE_SECONDS",
+    "RENEWAL_GROUPS",
+    "RENEWAL_GROUP_FILL",
     "Registry",
     "RoomHooks",
     "TableBusy",
@@ -50,6 +52,8 @@ DEFAULT_LEASE_SECONDS = 3.0
 # tables' renewals are no longer one burst that every table's next action waits
 # behind (measured in docs/performance.md, session 9).
 RENEWAL_GROUPS = 8
+# Leases one group holds before the next group gets any (see ``_renewal_group``).
+RENEWAL_GROUP_FILL = 32
 
 
 class TableBusy(StoreError):
@@ -98,6 +102,7 @@ class Registry:
         max_sockets_per_seat: int = DEFAULT_MAX_SOCKETS_PER_SEAT,
         lease_clock: WallClock | None = None,
         entropy_wait_seconds: float = ENTROPY_WAIT_SECONDS,
+        renewal_fill: int = RENEWAL_GROUP_FILL,
     ) -> None:
         self._store = store
         self._entropy_wait_seconds = entropy_wait_seconds
@@ -114,6 +119,7 @@ class Registry:
         self._rooms: dict[str, Room] = {}
         # The same rooms, in RENEWAL_GROUPS groups of (nearly) equal size.
         self._renewal_groups: list[dict[str, Room]] = [{} for _ in range(RENEWAL_GROUPS)]
+        self._renewal_fill = renewal_fill
         self._loading: dict[str, asyncio.Task[Room | Holder | None]] = {}
         self._keeper: asyncio.Task[None] | None = None
         self.hooks: list[RoomHooks] = []
@@ -194,10 +200,20 @@ class Registry:
         for hooks in self.hooks:
             await hooks.on_loaded(room)
         self._rooms[table_id] = room
-        min(self._renewal_groups, key=len)[table_id] = room
+        self._renewal_group()[table_id] = room
         room.start()
         log.info("table %s loaded at version %d (fence %d)", table_id, len(entries), lease.fence)
         return room
+
+    def _renewal_group(self) -> dict[str, Room]:
+        # Filled up to ``renewal_fill`` before the next is used: a process with a few
+        # tables renews them in one script call per third, not in eight (every process
+        # of a cluster pays these, whatever its share of the tables); past eight full
+        # groups they spread evenly.
+        for group in self._renewal_groups:
+            if 0 < len(group) < self._renewal_fill:
+                return group
+        return min(self._renewal_groups, key=len)
 
     def _forget(self, room: Room) -> None:
         if self._rooms.get(room.id) is room:

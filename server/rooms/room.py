@@ -193,6 +193,15 @@ class Room:
         return self._state
 
     @property
+    def listeners(self) -> list[Listener]:
+        """Every socket at the table now, seated or watching (the cluster's handover
+        counts where they are)."""
+        return [
+            *(x for seat in self._audience.humans.values() for x in seat),
+            *self._audience.spectators,
+        ]
+
+    @property
     def _bot_speed_ms(self) -> int:
         return self._bots.speed_ms
 

@@ -298,6 +298,24 @@ class Ghost:
             if not kinds or frame["type"] in kinds:
                 return frame
 
+    async def handover(self, step: str) -> ToProcess:
+        """The next handover message (``offer`` or ``yours``) an owner sent this ghost."""
+        while True:
+            channel, data = await self._next()
+            if channel == process_channel(self.proc):
+                message = msgspec.json.decode(data, type=ToProcess)
+                if message.handover == step:
+                    return message
+
+    async def heard_so_far(self) -> list[ToOwner]:
+        """What forwarders sent ``tables``' owners that this ghost has not read yet, as
+        far as Redis has delivered it (nothing is waited for)."""
+        heard = []
+        while (message := await self._pubsub.get_message(True, timeout=0.0)) is not None:
+            if message["type"] == "message" and not message["channel"].startswith(b"pdk:proc:"):
+                heard.append(msgspec.json.decode(message["data"], type=ToOwner))
+        return heard
+
     async def _next(self) -> tuple[str, bytes]:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + GUARD_SECONDS

@@ -26,7 +26,7 @@ from room_helpers import (
 )
 
 from server.protocol import CloseCode
-from server.rooms.registry import RENEWAL_GROUPS, Registry, TableBusy
+from server.rooms.registry import RENEWAL_GROUP_FILL, RENEWAL_GROUPS, Registry, TableBusy
 from server.rooms.room import Room
 from server.rooms.store import Holder, Lease, TableStore
 
@@ -116,7 +116,40 @@ async def test_a_room_that_writes_nothing_has_its_lease_renewed_every_third_of_i
         await other.close()
 
 
+async def test_a_few_leases_are_renewed_in_one_call_per_third_of_the_lease(
+    logged_store: RenewalLog, registry: Registry, lease_clock: FakeClock
+) -> None:
+    # Every process of a cluster pays its renewal calls, whatever its share of tables:
+    # a few tables fill one group before another is used.
+    table_ids = await quiet_tables(logged_store, 3)
+    for table_id in table_ids:
+        assert await registry.room(table_id) is not None
+    steps(lease_clock, 6 * RENEWAL_GROUPS)  # 6 thirds
+    calls = await logged_store.next_calls(6)
+    assert [sorted(tables) for tables in calls] == [sorted(table_ids)] * 6
+    assert logged_store.calls.empty()
+    assert RENEWAL_GROUP_FILL > 3
+
+
 async def test_leases_are_renewed_a_group_at_a_time_each_once_per_third_of_the_lease(
+    logged_store: RenewalLog, lease_clock: FakeClock
+) -> None:
+    # One lease a group before the next is used (the default fills a group with 32: the
+    # spreading is the same past 8 x 32 tables).
+    registry = Registry(
+        logged_store,
+        idle_seconds=60,
+        lease_seconds=LEASE_SECONDS,
+        lease_clock=lease_clock,
+        renewal_fill=1,
+    )
+    try:
+        await renewed_group_by_group(logged_store, registry, lease_clock)
+    finally:
+        await registry.close()
+
+
+async def renewed_group_by_group(
     logged_store: RenewalLog, registry: Registry, lease_clock: FakeClock
 ) -> None:
     count = 2 * RENEWAL_GROUPS
