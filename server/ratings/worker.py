@@ -80,6 +80,7 @@ class RatingWorker:
         for attempt in range(1, self._tries + 1):
             try:
                 await self._store.settle(record)
+                log.info("table %s match %d settled", record.table, record.match_no)
                 return
             except (RedisError, OSError) as exc:
                 log.warning(
