@@ -228,7 +228,8 @@ class LobbyRoutes:
     async def me(self, request: Request) -> Response:
         player = await self._player(request)
         if request.method == "GET":
-            return _json({"player": _player_json(player)})
+            rated = await self.ratings.profile(player.id, own=True)
+            return _json({"player": _player_json(player)} | rated)
         per_player = f"pdk:player:{{{player.id}}}:budget:writes"
         await self._budget(per_player, self.limits.player_writes_per_minute, "profile changes")
         if request.method == "DELETE":

@@ -305,8 +305,9 @@ class RatingStore:
 
     # ------------------------------------------------------------- reading
 
-    async def profile(self, player: str) -> dict[str, Any]:
-        """A player's public statistics and ratings (no secret, no table ids)."""
+    async def profile(self, player: str, *, own: bool = False) -> dict[str, Any]:
+        """A player's statistics and ratings; the table of the last change only for
+        the player themselves (``own``): others learn no table id from a profile."""
         raw = {
             _text(k): _text(v)
             for k, v in (await self._redis.hgetall(_STATS.format(player))).items()
@@ -339,7 +340,10 @@ class RatingStore:
             )
         last = json.loads(raw["last"]) if "last" in raw else None
         if last is not None:
-            last = {k: last[k] for k in ("match", "preset", "track", "before", "after")}
+            shown_keys = ("match", "preset", "track", "before", "after") + (
+                ("table",) if own else ()
+            )
+            last = {k: last[k] for k in shown_keys}
             last["change"] = round(last["after"] - last["before"], 1)
         return {"stats": stats, "ratings": ratings, "last": last}
 
