@@ -188,6 +188,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
                 "table_ttl_seconds",
                 f"table TTL must be at least {_MIN_TTL_SECONDS}s, not {self.table_ttl_seconds}s",
             )
+        if self.rating_retention_seconds < self.table_ttl_seconds:
+            # A table reloaded with its match over re-derives the match's rating job;
+            # the markers that make it count once must outlive the table.
+            raise ConfigError(
+                ConfigReason.BAD_VALUE,
+                "rating_retention_seconds",
+                "rating retention must be at least the table TTL "
+                f"({self.table_ttl_seconds}s), not {self.rating_retention_seconds}s",
+            )
         if self.log_level not in LOG_LEVELS:
             raise ConfigError(
                 ConfigReason.BAD_LOG_LEVEL,
