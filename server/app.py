@@ -31,7 +31,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 
-from server import bots, game_socket_session, metrics
+from server import bots, game_socket_session, metrics, ratings
 from server.budgets import Grant, SharedBuckets, address_key, global_key, table_key
 from server.cluster.bus import Bus
 from server.cluster.connect import connect
@@ -46,6 +46,7 @@ from server.lobby.queue import Matchmaker
 from server.operator_access import from_this_host, is_admin
 from server.origins import HostAllowList, host_header, origin_allowed
 from server.players import PlayerStore
+from server.ratings import RatingStore, RatingWorker
 from server.rooms import tables
 from server.rooms.history import HistoryCache, PageOutOfRange
 from server.rooms.names import NameRefused
@@ -163,6 +164,7 @@ def create_app(
             queue_joins_per_minute=settings.queue_joins_per_minute,
             queue_polls_per_second=settings.queue_polls_per_second,
             max_tables=settings.max_tables,
+            profiles_per_minute=settings.profiles_per_minute,
         ),
         client_of=lambda request: client_address(
             request.client.host if request.client else None, request.scope["headers"], proxies
@@ -223,6 +225,17 @@ def create_app(
         feed = LobbyFeed(codes, clients.node, settings.lobby_watchers)
         # Closed when the server drains (cli), so open lobby streams do not hold it up.
         app.state.lobby_feed = feed
+        rating_store = RatingStore(
+            clients.tables,
+            retention_seconds=settings.rating_retention_seconds,
+            player_ttl_seconds=settings.player_ttl_seconds,
+            board_size=settings.leaderboard_size,
+            table_ttl_seconds=settings.table_ttl_seconds,
+        )
+        # Finished matches of the tables this process owns are rated off their actors.
+        rating_worker = RatingWorker(rating_store, max_jobs=settings.rating_jobs, tries=12)
+        rating_worker.start()
+        ratings.install(rating_worker.submit)
         lobby.start(
             players=PlayerStore(clients.tables, settings.player_ttl_seconds),
             codes=codes,
@@ -236,11 +249,14 @@ def create_app(
             ),
             store=store,
             buckets=holder["services"].buckets,
+            ratings=rating_store,
         )
         try:
             yield
         finally:
             await feed.close()
+            ratings.install(None)
+            await rating_worker.close()
             await node.close()
             # Refills and flood counts in flight finish before their Redis client goes.
             await holder["services"].seat_limiter.settled()

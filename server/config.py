@@ -165,6 +165,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     match_wait_seconds: int = 20
     queue_drop_seconds: int = 10
     max_queued: int = 10_000
+    # Ratings and leaderboards (server.ratings, docs/operations.md "Ratings").
+    rating_retention_seconds: int = 30 * 24 * 3600
+    leaderboard_size: int = 1000
+    rating_jobs: int = 10_000
+    profiles_per_minute: int = 60
     # Players' entropy (server.rooms.entropy): the longest a deal waits for client seeds.
     entropy_wait_seconds: float = 2.0
 
@@ -182,6 +187,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
                 ConfigReason.BAD_VALUE,
                 "table_ttl_seconds",
                 f"table TTL must be at least {_MIN_TTL_SECONDS}s, not {self.table_ttl_seconds}s",
+            )
+        if self.rating_retention_seconds < self.table_ttl_seconds:
+            # A table reloaded with its match over re-derives the match's rating job;
+            # the markers that make it count once must outlive the table.
+            raise ConfigError(
+                ConfigReason.BAD_VALUE,
+                "rating_retention_seconds",
+                "rating retention must be at least the table TTL "
+                f"({self.table_ttl_seconds}s), not {self.rating_retention_seconds}s",
             )
         if self.log_level not in LOG_LEVELS:
             raise ConfigError(
@@ -274,6 +288,10 @@ _RANGES: tuple[tuple[str, float, float], ...] = (
     ("match_wait_seconds", 1, 3600),
     ("queue_drop_seconds", 2, 3600),
     ("max_queued", 3, 10_000_000),
+    ("rating_retention_seconds", 3600, 5 * 365 * 24 * 3600),
+    ("leaderboard_size", 10, 1_000_000),
+    ("rating_jobs", 1, 1_000_000),
+    ("profiles_per_minute", 1, 1_000_000),
     ("entropy_wait_seconds", 0, 30),
     ("handover_seconds", 0, 3600),
 )
@@ -524,6 +542,15 @@ OPTIONS: tuple[Option, ...] = (
            parse_duration, "a queued player not heard from this long leaves the queue"),
     Option("max_queued", "--max-queued", "PAODEKUAI_MAX_QUEUED", "N", _parse_int,
            "players all quick-match queues together may hold"),
+    Option("rating_retention_seconds", "--rating-retention", "PAODEKUAI_RATING_RETENTION",
+           "DURATION", parse_duration, "how long a settled match's rating result and "
+           "its per-player markers are kept (a retry older than this would count again)"),
+    Option("leaderboard_size", "--leaderboard-size", "PAODEKUAI_LEADERBOARD_SIZE", "N",
+           _parse_int, "players each leaderboard keeps (the best ones)"),
+    Option("rating_jobs", "--rating-jobs", "PAODEKUAI_RATING_JOBS", "N", _parse_int,
+           "finished matches one process may hold waiting to be rated"),
+    Option("profiles_per_minute", "--profiles-per-minute", "PAODEKUAI_PROFILES_PER_MINUTE",
+           "N", _parse_int, "profile and leaderboard reads one client address may make a minute"),
     Option("entropy_wait_seconds", "--entropy-wait-seconds", "PAODEKUAI_ENTROPY_WAIT_SECONDS",
            "SECONDS", _parse_seconds, "the longest a deal waits for the players' client "
            "seeds (a table's first deal: from its first join); then it is dealt without"),

@@ -32,7 +32,7 @@ LAYERS: list[dict[str, tuple[str, ...]]] = [
             "server.deltas",
         )
     },
-    {"rooms": ("server.rooms",), "wire": ("server.protocol",)},
+    {"rooms": ("server.rooms", "server.ratings"), "wire": ("server.protocol",)},
     {"shared budgets": ("server.budgets", "server.seat_limits")},
     {"players and lobby": ("server.players", "server.lobby")},
     {"presenter": ("server.presenter",)},

@@ -265,6 +265,97 @@ async function listMine() {
   }
 }
 
+// ------------------------------------------------------------ ratings
+
+const PRESETS = ["classic", "sixteen", "kawu"];
+const RATING_POLLS = 10;
+// The rating change last shown per table ("table/match"), so a redraw shows it again
+// and the next match's result waits for its own.
+const shownChange = new Map();
+
+function ratingLine(r) {
+  return t("lobby.rating", { preset: t(`preset.${r.preset}.name`), track: t(`lobby.track.${r.track}`), rating: r.rating, n: r.matches });
+}
+
+async function showRatings() {
+  if (!player) return;
+  const mine = await api("GET", `/api/players/${encodeURIComponent(player.id)}`, undefined, { auth: false });
+  const s = mine.stats;
+  els.stats.textContent = t("lobby.stats", { n: s.matches, won: s.deals_won, shut: s.shut_outs, bombs: s.bombs, avg: s.average_points });
+  els.ratings.replaceChildren(
+    ...mine.ratings.map((r) => {
+      const li = document.createElement("li");
+      li.textContent = ratingLine(r);
+      return li;
+    }),
+  );
+  els.noRating.hidden = mine.ratings.length > 0;
+  await showBoard();
+}
+
+async function showBoard() {
+  const preset = els.boardPreset.value;
+  const track = els.boardTrack.value;
+  const board = await api("GET", `/api/leaderboard?preset=${preset}&track=${track}&limit=20`, undefined, { auth: false });
+  els.board.replaceChildren(
+    ...board.rows.map((row) => {
+      const li = document.createElement("li");
+      if (player && row.id === player.id) li.className = "mine";
+      const rank = document.createElement("b");
+      rank.className = "rank";
+      rank.textContent = row.rank;
+      const dot = document.createElement("span");
+      dot.className = "avatar small";
+      dot.style.background = row.colour;
+      const name = document.createElement("span");
+      name.className = "who";
+      name.textContent = row.name;
+      const score = document.createElement("small");
+      score.textContent = t("lobby.boardRow", { rating: row.rating, n: row.matches });
+      li.append(rank, dot, name, score);
+      return li;
+    }),
+  );
+  els.boardEmpty.hidden = board.rows.length > 0;
+}
+
+function changeText(last) {
+  const sign = last.change > 0 ? "+" : "";
+  return t("result.rating", { before: last.before, after: last.after, change: `${sign}${last.change}` });
+}
+
+/** Under a finished match's result: the player's rating change, once the server has
+ * rated the match (it does so just after; a few polls wait for it). */
+export async function showRatingChange(container, table) {
+  if (!table || !read(PLAYER_KEY)?.credential) return;
+  const line = document.createElement("p");
+  line.className = "rating-change";
+  line.id = "result-rating";
+  line.setAttribute("role", "status");
+  const known = shownChange.get(table);
+  if (known) {
+    line.textContent = changeText(known);
+    container.querySelector(".sheet-actions")?.before(line);
+    return;
+  }
+  for (let i = 0; i < RATING_POLLS; i += 1) {
+    let me;
+    try {
+      me = await api("GET", "/api/players/me");
+    } catch {
+      return;
+    }
+    const last = me.last;
+    if (last && last.table === table) {
+      shownChange.set(table, last);
+      line.textContent = changeText(last);
+      container.querySelector(".sheet-actions")?.before(line);
+      return;
+    }
+    await new Promise((done) => setTimeout(done, POLL_MS));
+  }
+}
+
 // ------------------------------------------------------------ the sheet
 
 async function openSheet() {
@@ -274,13 +365,14 @@ async function openSheet() {
   try {
     await ensurePlayer();
     showProfile();
+    await showRatings();
   } catch (err) {
     els.profileWhy.textContent = reasonText(err.code, err.message);
   }
 }
 
 function bind() {
-  for (const id of ["sheet", "avatar", "name", "colours", "profileWhy", "quick", "quickStatus", "quickCancel", "codeForm", "code", "codeWhy", "open", "openEmpty", "newOpen", "invite", "tableCode", "qr", "listMine", "recovery", "recoveryLink", "delete"]) {
+  for (const id of ["sheet", "avatar", "name", "colours", "profileWhy", "quick", "quickStatus", "quickCancel", "codeForm", "code", "codeWhy", "open", "openEmpty", "newOpen", "invite", "tableCode", "qr", "listMine", "recovery", "recoveryLink", "delete", "stats", "ratings", "noRating", "boardPreset", "boardTrack", "board", "boardEmpty"]) {
     els[id] = $(`lobby-${id.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
   }
   els.button = $("btn-people");
@@ -296,6 +388,11 @@ function bind() {
     els.colours.append(b);
   }
   els.name.addEventListener("change", () => saveProfile({ name: els.name.value }));
+  for (const preset of PRESETS) els.boardPreset.append(new Option(t(`preset.${preset}.name`), preset));
+  for (const track of ["people", "bots"]) els.boardTrack.append(new Option(t(`lobby.track.${track}`), track));
+  for (const select of [els.boardPreset, els.boardTrack]) {
+    select.addEventListener("change", () => showBoard().catch((err) => (els.profileWhy.textContent = reasonText(err.code, err.message))));
+  }
   els.button.addEventListener("click", openSheet);
   els.sheet.addEventListener("close", unwatchLobby);
   els.quick.addEventListener("click", quickMatch);

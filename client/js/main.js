@@ -50,7 +50,7 @@ import {
   watchedView,
 } from "./seats.js";
 import { SettingsSheet } from "./settings.js";
-import { initLobby } from "./lobby.js";
+import { initLobby, showRatingChange } from "./lobby.js";
 import { bindNarration, narrate, toast } from "./narrate.js";
 import { cue, played, setSound } from "./sound.js";
 import { clearSession, loadSession, saveSession, saveSettings, sessionFromHash } from "./store.js";
@@ -285,6 +285,7 @@ function drawResult() {
     onNewMatch: nextDeal,
     onClose: () => els.resultSheet.close(),
   });
+  if (app.view.match_over) showRatingChange(els.resultBody, app.session?.table);
 }
 
 function openResult() {

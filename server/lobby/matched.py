@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import msgspec
 
+from server.ratings import RatingStore
 from server.rooms.store import StoreError, TableStore
 from server.rooms.tables import CreateTableRequest, build_table
 
@@ -24,11 +25,20 @@ BOT_LEVEL = "normal"
 
 
 async def make_table(
-    store: TableStore, codes: Codes | None, group: Group, *, max_tables: int | None
+    store: TableStore,
+    codes: Codes | None,
+    group: Group,
+    *,
+    max_tables: int | None,
+    ratings: RatingStore | None = None,
 ) -> bool:
     """Create ``group``'s table unless it exists; True when this call created it."""
     if await store.load_meta(group.table) is not None:
         return False
+    if ratings is not None:
+        # Before the table exists, so no match of it can end without its players known.
+        for seat, member in enumerate(group.members):
+            await ratings.seat_player(group.table, seat, member.player, member.token_hash)
     humans = len(group.members)
     request = CreateTableRequest(
         rules=group.rules,

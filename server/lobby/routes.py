@@ -7,7 +7,8 @@
 - ``GET /api/codes/{code}``, ``POST /api/codes/{code}/join``;
 - ``GET /api/lobby``, ``GET /api/lobby/events`` (server-sent events),
   ``POST /api/lobby/open``;
-- ``POST|GET|DELETE /api/match`` (quick match: join, poll, leave).
+- ``POST|GET|DELETE /api/match`` (quick match: join, poll, leave);
+- ``GET /api/players/{id}`` (a public profile), ``GET /api/leaderboard``.
 
 A player proves who they are with ``Authorization: Bearer <id>.<secret>``.  Every
 route a client can repeat is charged to a shared budget (``server.budgets``) before
@@ -29,7 +30,9 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from server.budgets import SharedBuckets, address_key
+from server.engine.rules import PRESETS
 from server.players import Player, PlayerStore, ProfileRefused
+from server.ratings import RatingStore, Track
 from server.rooms.log import TableMeta
 from server.rooms.names import MAX_RAW_NAME_CHARS, NameRefused
 from server.rooms.seating import HOST_SEAT
@@ -43,6 +46,9 @@ from .matched import make_table
 from .queue import Matchmaker, Member, Place, queue_name
 
 __all__ = ["LobbyLimits", "LobbyRoutes"]
+
+# The most leaderboard rows one answer carries.
+_BOARD_PAGE = 100
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +66,7 @@ class LobbyLimits:
     queue_joins_per_minute: int
     queue_polls_per_second: int
     max_tables: int
+    profiles_per_minute: int = 60
 
 
 class _ProfileChange(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -134,6 +141,7 @@ class LobbyRoutes:
         self.matchmaker: Matchmaker
         self._store: TableStore
         self._buckets: SharedBuckets
+        self.ratings: RatingStore
 
     def start(
         self,
@@ -144,9 +152,10 @@ class LobbyRoutes:
         matchmaker: Matchmaker,
         store: TableStore,
         buckets: SharedBuckets,
+        ratings: RatingStore,
     ) -> None:
         self.players, self.codes, self.feed, self.matchmaker = players, codes, feed, matchmaker
-        self._store, self._buckets = store, buckets
+        self._store, self._buckets, self.ratings = store, buckets, ratings
 
     def routes(self) -> list[Route]:
         return [
@@ -160,6 +169,9 @@ class LobbyRoutes:
             Route("/api/lobby/events", self._guard(self.lobby_events), methods=["GET"]),
             Route("/api/lobby/open", self._guard(self.open_table), methods=["POST"]),
             Route("/api/match", self._guard(self.match), methods=["POST", "GET", "DELETE"]),
+            # After /api/players/me, which this pattern would match too.
+            Route("/api/players/{player}", self._guard(self.profile), methods=["GET"]),
+            Route("/api/leaderboard", self._guard(self.leaderboard), methods=["GET"]),
         ]
 
     def _guard(self, handler: Handler) -> Handler:
@@ -216,12 +228,14 @@ class LobbyRoutes:
     async def me(self, request: Request) -> Response:
         player = await self._player(request)
         if request.method == "GET":
-            return _json({"player": _player_json(player)})
+            rated = await self.ratings.profile(player.id, own=True)
+            return _json({"player": _player_json(player)} | rated)
         per_player = f"pdk:player:{{{player.id}}}:budget:writes"
         await self._budget(per_player, self.limits.player_writes_per_minute, "profile changes")
         if request.method == "DELETE":
             await self.matchmaker.leave(player.id)
             await self.players.delete(player)
+            await self.ratings.forget(player.id)
             return _json({"deleted": player.id})
         change = await self._body(request, _ProfileChange)
         try:
@@ -264,6 +278,9 @@ class LobbyRoutes:
         if request.headers.get("authorization"):
             player = await self._player(request)
         seat = await self.codes.join(request.path_params["code"], player.id if player else None)
+        if player is not None:
+            # The seat is this player's for ratings while its token is this one.
+            await self.ratings.seat_player(seat.table, seat.seat, player.id, hash_token(seat.token))
         return _json(
             {"table": seat.table, "seat": seat.seat, "token": seat.token,
              "invite": invite_path(seat.table, seat.seat, seat.token)}
@@ -368,16 +385,53 @@ class LobbyRoutes:
         the process that seated them died before making it."""
         try:
             if group is not None:
-                await make_table(self._store, self.codes, group, max_tables=self.limits.max_tables)
+                await make_table(
+                    self._store, self.codes, group, max_tables=self.limits.max_tables,
+                    ratings=self.ratings,
+                )  # fmt: skip
             # A group's table made here, or by the process that seated it, is there now.
             missing = place is not None and place.table is not None and group is None
             if missing and place is not None and place.table is not None:
                 found = await self.matchmaker.group_of(place.table)
                 if found is not None:
                     await make_table(
-                        self._store, self.codes, found, max_tables=self.limits.max_tables
-                    )
+                        self._store, self.codes, found, max_tables=self.limits.max_tables,
+                        ratings=self.ratings,
+                    )  # fmt: skip
         except TooManyTables:
             raise _Refusal(
                 429, "too_many_tables", "the server holds as many tables as it may; try later"
             ) from None
+
+    # ------------------------------------------------------------------ ratings
+
+    async def profile(self, request: Request) -> Response:
+        """A player's public profile: name, colour, statistics, ratings, last change."""
+        await self._address_budget(request, "profiles", self.limits.profiles_per_minute)
+        player = await self.players.find(request.path_params["player"])
+        if player is None:
+            raise _Refusal(404, "unknown_player", "no player has this id")
+        return _json({"player": _player_json(player)} | await self.ratings.profile(player.id))
+
+    async def leaderboard(self, request: Request) -> Response:
+        """The best players of a preset: ``?preset=classic&track=people&limit=20``."""
+        await self._address_budget(request, "profiles", self.limits.profiles_per_minute)
+        preset = request.query_params.get("preset", "classic")
+        if preset not in PRESETS:
+            raise _Refusal(400, "bad_preset", f"preset must be one of {', '.join(PRESETS)}")
+        try:
+            track = Track(request.query_params.get("track", Track.PEOPLE))
+        except ValueError:
+            raise _Refusal(400, "bad_track", "track must be people or bots") from None
+        try:
+            limit = int(request.query_params.get("limit", "20"))
+        except ValueError:
+            limit = 0
+        if not 1 <= limit <= _BOARD_PAGE:
+            raise _Refusal(400, "bad_limit", f"limit must be 1 to {_BOARD_PAGE}")
+        rows = await self.ratings.leaderboard(preset, track, limit)
+        return _json(
+            {"preset": preset, "track": str(track),
+             "rows": [{"rank": r.rank, "id": r.player, "name": r.name, "colour": r.colour,
+                       "rating": r.rating, "matches": r.matches} for r in rows]}
+        )  # fmt: skip

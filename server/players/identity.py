@@ -153,6 +153,16 @@ class PlayerStore:
             return None
         return Player(player_id, str(name), str(colour), float(created or 0))
 
+    async def find(self, player_id: str) -> Player | None:
+        """The player with this id, as anyone may see it (no expiry refreshed), or None."""
+        if not _ID.fullmatch(player_id):
+            return None
+        fields = await self._redis.hmget(_key(player_id), ["name", "colour", "created"])
+        name, colour, created = (None if f is None else _text(f) for f in fields)
+        if name is None:
+            return None
+        return Player(player_id, name, str(colour), float(created or 0))
+
     async def update(
         self, player: Player, *, name: str | None = None, colour: str | None = None
     ) -> Player:

@@ -34,7 +34,7 @@ from collections.abc import Callable
 import msgspec
 from redis.exceptions import RedisError
 
-from server import bots, engine, metrics
+from server import bots, engine, metrics, ratings
 from server.bots import BotAction
 from server.engine import EngineError, Event, NextDeal, Pass, Play
 from server.fairness import EntropyError, EntropyReason
@@ -210,6 +210,8 @@ class Room:
     def start(self) -> None:
         """Start the actor task (the registry does, once)."""
         self._task = asyncio.create_task(self._run(), name=f"room-{self.id}")
+        # A table loaded with its match over: the last owner may have died before rating it.
+        ratings.match_finished(self.meta, self._state, self._match_no)
 
     async def attach(self, listener: Listener, token_hash: str | None = None) -> None:
         """Seat ``listener``, which joined with the token whose hash is ``token_hash``; its
@@ -549,6 +551,8 @@ class Room:
             self._state = commit.new_match
             self._match_no += 1
         self._audience.new_version()
+        if any(isinstance(event, engine.MatchEnded) for event in commit.events):
+            ratings.match_finished(self.meta, self._state, self._match_no)
         self._broadcast(commit.events)
         self._schedule_bot()
         self._schedule_standin()

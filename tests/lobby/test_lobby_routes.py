@@ -40,6 +40,7 @@ async def live(redis_url: str, client_dir: Path) -> AsyncIterator[LiveServer]:
         codes_per_minute=BUDGET,
         queue_joins_per_minute=BUDGET,
         lobby_watchers_per_minute=BUDGET,
+        profiles_per_minute=BUDGET * 2,
     )
     async for server in run_live(settings, redis_url):
         yield server
@@ -67,7 +68,8 @@ async def test_a_player_is_made_renamed_recovered_elsewhere_and_deleted(
 ) -> None:
     player, credential = await new_player(http, "10.0.0.1")
     me = await http.get("/api/players/me", headers=auth(credential))
-    assert me.json() == {"player": player}
+    assert me.json()["player"] == player
+    assert (me.json()["stats"]["matches"], me.json()["ratings"], me.json()["last"]) == (0, [], None)
     renamed = await http.patch(
         "/api/players/me", headers=auth(credential), json={"name": "Mei", "colour": "#009e73"}
     )
@@ -237,3 +239,26 @@ async def test_a_join_sent_again_with_its_own_token_hash_finds_the_same_place(
     assert refused.json()["error"]["code"] == "already_matched"
     bad = {"token_hash": "not-a-digest"}
     assert (await http.post("/api/match", headers=auth(credential), json=bad)).status_code == 400
+
+
+async def test_profiles_and_leaderboards_refuse_bad_questions_and_are_rate_limited(
+    http: httpx.AsyncClient,
+) -> None:
+    player, _ = await new_player(http, "10.7.0.1")
+    here = {"X-Forwarded-For": "10.7.0.2"}
+    profile = await http.get(f"/api/players/{player['id']}", headers=here)
+    assert profile.json()["player"] == player
+    assert "secret" not in profile.text
+    assert (await http.get("/api/players/nobody-at-all-xx", headers=here)).status_code == 404
+    for query, code in [
+        ("preset=poker", "bad_preset"),
+        ("track=aliens", "bad_track"),
+        ("limit=0", "bad_limit"),
+        ("limit=101", "bad_limit"),
+        ("limit=x", "bad_limit"),
+    ]:
+        refused = await http.get(f"/api/leaderboard?{query}", headers=here)
+        assert (refused.status_code, refused.json()["error"]["code"]) == (400, code)
+    ok = await http.get("/api/leaderboard?preset=kawu&track=bots", headers=here)
+    assert ok.json() == {"preset": "kawu", "track": "bots", "rows": []}
+    assert (await http.get("/api/leaderboard", headers=here)).status_code == 429
