@@ -107,7 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
         dest="table_command", required=True, metavar="ACTION"
     )
     delete_parser = table_commands.add_parser(
-        "delete", help="delete tables by id", description="Delete tables by id."
+        "delete",
+        help="delete tables by id",
+        description="Delete tables by id.  Put -- before the ids: one id in 64 begins with -.",
     )
     delete_parser.add_argument("ids", nargs="+", metavar="ID", help="table ids")
     delete_parser.add_argument(

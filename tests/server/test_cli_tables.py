@@ -28,7 +28,7 @@ def test_delete_removes_the_tables_named_and_says_which_were_not_there(
     redis_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     gone, kept = asyncio.run(_create(redis_url, 2))
-    status = main(["tables", "delete", "--redis-url", redis_url, gone, "nosuchtable"])
+    status = main(["tables", "delete", "--redis-url", redis_url, "--", gone, "nosuchtable"])
     assert status == 1
     assert capsys.readouterr().out.splitlines() == [f"deleted {gone}", "not found nosuchtable"]
     client = redis.Redis.from_url(redis_url)
@@ -37,7 +37,16 @@ def test_delete_removes_the_tables_named_and_says_which_were_not_there(
         assert client.exists(f"pdk:{{{kept}}}:meta")
     finally:
         client.close()
-    assert main(["tables", "delete", "--redis-url", redis_url, kept]) == 0
+    assert main(["tables", "delete", "--redis-url", redis_url, "--", kept]) == 0
+
+
+def test_an_id_that_begins_with_a_dash_is_deleted_after_a_double_dash(
+    redis_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Table ids are URL-safe base64, so one in 64 begins with "-", which argparse
+    # would read as an option: "--" ends the options (docs/operations.md says so).
+    assert main(["tables", "delete", "--redis-url", redis_url, "--", "-abc"]) == 1
+    assert capsys.readouterr().out.splitlines() == ["not found -abc"]
 
 
 def test_delete_without_a_reachable_redis_says_so(
