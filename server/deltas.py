@@ -17,9 +17,8 @@ Pointer; a null path is the whole picture, ``""`` the key ``""``):
 
 - ``[path, value]``: set the key or list item at ``path`` to ``value`` (a
   list's length as the index appends one item);
-- ``[path, null, source]``: set ``path`` to a copy of the value at path
-  ``source`` in the picture as patched so far (a move is sent once, then copied
-  into the trick, the deal's moves and the table's top);
+- ``[[path, ...], value]``: set each of the paths to ``value`` (a move is sent
+  once for the trick, the deal's moves and the table's top);
 - ``[path]``: remove the key at ``path``;
 - ``[path, index, count, items]``: in the list at ``path``, remove ``count``
   items at ``index`` and insert ``items`` there.
@@ -38,15 +37,19 @@ from typing import Any
 
 import msgspec
 
+from server.engine.actions import Passed, Played
+
 __all__ = [
     "MAX_SAFE_INTEGER",
     "Mirror",
     "Op",
     "PatchError",
     "canonical",
+    "compact_events",
     "diff",
     "digest",
     "patch",
+    "whole_events",
 ]
 
 Op = list[Any]
@@ -93,7 +96,7 @@ def _same(a: Any, b: Any) -> bool:
     return a == b and type(a) is type(b)
 
 
-# A value this long (as JSON) is sent once per delta: again, it is a copy of the first.
+# A value this long (as JSON) is sent once per delta: again, it is one more path to set.
 _COPY_OVER = 24
 # An object of at most this many keys may be set whole rather than key by key.
 _SMALL = 8
@@ -105,8 +108,8 @@ class _Differ:
 
     def __init__(self, ops: list[Op]) -> None:
         self.ops = ops
-        # The JSON of each container set whole so far, and the path it was set at.
-        self._sent: dict[bytes, str] = {}
+        # The JSON of each container set whole so far, and the op that sets it.
+        self._sent: dict[bytes, Op] = {}
 
     def diff(self, old: Any, new: Any, path: str | None) -> None:
         fields = _fields(type(new))
@@ -176,20 +179,34 @@ class _Differ:
             and keys <= _SMALL
             and (_encode(new) in self._sent or len(_encode(inner)) > len(_encode(new)) + len(path))
         ):
+            if self._sent:
+                # Those ops are dropped: a value set again below is set by a new op.
+                dropped = {id(op) for op in inner}
+                self._sent = {k: op for k, op in self._sent.items() if id(op) not in dropped}
             self.set(path, new)
         else:
             self.ops += inner
 
     def set(self, path: str | None, value: Any) -> None:
-        if value and (isinstance(value, dict | list | tuple) or _fields(type(value)) is not _PLAIN):
+        if path is not None and (
+            value and (isinstance(value, dict | list | tuple) or _fields(type(value)) is not _PLAIN)
+        ):
             text = _encode(value)
             if len(text) >= _COPY_OVER:
-                source = self._sent.get(text)
-                if source is not None:
-                    self.ops.append([path, None, source])
+                sent = self._sent.get(text)
+                if sent is not None:
+                    # The same value again (a move in the trick, the deal's moves and
+                    # the table's top): one more path of the op that sets it.
+                    first = sent[0]
+                    if isinstance(first, list):
+                        first.append(path)
+                    else:
+                        sent[0] = [first, path]
                     return
-                if path is not None:
-                    self._sent[text] = path
+                op = [path, value]
+                self._sent[text] = op
+                self.ops.append(op)
+                return
         self.ops.append([path, value])
 
     def diff_list(self, old: list[Any], new: list[Any], path: str | None) -> None:
@@ -203,6 +220,9 @@ class _Differ:
             limit = min(n_old, n_new)
             while start < limit and old[start] == new[start]:
                 start += 1
+        if n_new == 0:
+            self.ops.append([path, []])  # emptied (the aids once played): shorter than a splice
+            return
         end_old, end_new = n_old, n_new
         while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
             end_old -= 1
@@ -296,28 +316,44 @@ def _at(root: list[Any], path: Any) -> Any:
 
 
 def _apply(root: list[Any], op: Any) -> None:
-    if not isinstance(op, list) or len(op) not in (1, 2, 3, 4):
-        raise PatchError(f"an op is a list of 1 to 4 items, not {op!r}")
+    if not isinstance(op, list) or len(op) not in (1, 2, 4):
+        raise PatchError(f"an op is a list of 1, 2 or 4 items, not {op!r}")
     if len(op) == 4:
         _splice(_at(root, op[0]), op[1], op[2], op[3])
         return
-    parts = _parts(op[0])
+    if len(op) == 2 and isinstance(op[0], list):
+        if not op[0]:
+            raise PatchError("a set names at least one path")
+        for path in op[0]:
+            if path is None:
+                raise PatchError("the picture itself is set alone")
+            _set(root, path, op[1])
+        return
+    if len(op) == 1:
+        _remove(root, op[0])
+    else:
+        _set(root, op[0], op[1])
+
+
+def _remove(root: list[Any], path: Any) -> None:
+    parts = _parts(path)
     if not parts:
-        if len(op) == 1:
-            raise PatchError("the picture itself cannot be removed")
-        root[0] = _copy(op[1] if len(op) == 2 else _at(root, op[2]))
+        raise PatchError("the picture itself cannot be removed")
+    parent = _at(root, "/".join(parts[:-1]) if len(parts) > 1 else None)
+    key = _unescape(parts[-1])
+    if not isinstance(parent, dict) or key not in parent:
+        raise PatchError(f"nothing to remove at {path!r}")
+    del parent[key]
+
+
+def _set(root: list[Any], path: Any, new: Any) -> None:
+    parts = _parts(path)
+    value = _copy(new)
+    if not parts:
+        root[0] = value
         return
     parent = _at(root, "/".join(parts[:-1]) if len(parts) > 1 else None)
     last = parts[-1]
-    if len(op) == 1:
-        key = _unescape(last)
-        if not isinstance(parent, dict) or key not in parent:
-            raise PatchError(f"nothing to remove at {op[0]!r}")
-        del parent[key]
-        return
-    if len(op) == 3 and op[1] is not None:
-        raise PatchError(f"a copy is [path, null, source], not {op!r}")
-    value = _copy(op[1] if len(op) == 2 else _at(root, op[2]))
     if isinstance(parent, dict):
         parent[_unescape(last)] = value
     elif isinstance(parent, list):
@@ -327,7 +363,7 @@ def _apply(root: list[Any], op: Any) -> None:
         else:
             parent[index] = value
     else:
-        raise PatchError(f"{op[0]!r} goes through a {type(parent).__name__}")
+        raise PatchError(f"{path!r} goes through a {type(parent).__name__}")
 
 
 def _splice(target: Any, index: Any, count: Any, items: Any) -> None:
@@ -415,20 +451,86 @@ class Mirror:
             return reason
         return {
             "type": self.kind,
-            "version": frame["version"],
+            "version": frame["v"],
             "table": _copy(self.picture["t"]),
             "view": _copy(self.picture["v"]),
-            "events": frame.get("events", []),
+            "events": whole_events(frame.get("e", []), self.picture["v"]),
         }
 
     def _patched(self, frame: dict[str, Any]) -> str | None:
-        if self.picture is None or frame["from"] != self.version:
+        if self.picture is None or frame["f"] != self.version:
             return "gap"
         try:
-            picture = patch(self.picture, frame["ops"])
+            picture = {
+                "t": patch(self.picture["t"], frame.get("t", [])),
+                "v": patch(self.picture["v"], frame["o"]),
+            }
+            whole_events(frame.get("e", []), picture["v"])
         except PatchError:
             return "patch"
-        if digest(picture) != frame["digest"]:
+        if digest(picture) != frame["h"]:
             return "digest"
-        self.picture, self.version = picture, frame["version"]
+        self.picture, self.version = picture, frame["v"]
         return None
+
+
+def compact_events(events: list[Any], moves: list[Any]) -> list[Any]:
+    """``events`` as a delta frame carries them: a ``played`` or ``passed`` event that
+    tells of one of the last moves of ``moves`` (the view's, after the events) is the
+    index of that move (``whole_events`` is the inverse); any other event whole."""
+    tells = [e for e in events if type(e) is Played or type(e) is Passed]
+    start = len(moves) - len(tells)
+    if not tells or start < 0:
+        return events
+    out: list[Any] = []
+    i = start
+    for event in events:
+        if type(event) is Played or type(event) is Passed:
+            if not _tells_of(event, moves[i]):
+                return events
+            out.append(i)
+            i += 1
+        else:
+            out.append(event)
+    return out
+
+
+def _tells_of(event: Played | Passed, move: Any) -> bool:
+    if move.seat != event.seat:
+        return False
+    if isinstance(event, Passed):
+        return bool(move.kind == "pass")
+    return bool((move.kind, move.top, move.cards) == (event.kind, event.top, tuple(event.cards)))
+
+
+def whole_events(events: list[Any], view: Any) -> list[Any]:
+    """The events of a delta frame (decoded JSON) with each move's index replaced by the
+    event that move tells of, in the JSON a ``state`` frame carries."""
+    if not isinstance(events, list):
+        raise PatchError("the events are a list")
+    if not any(type(e) is int for e in events):
+        return events
+    moves = view.get("moves") if isinstance(view, dict) else None
+    out: list[Any] = []
+    for event in events:
+        if type(event) is not int:
+            out.append(event)
+            continue
+        if not isinstance(moves, list) or not 0 <= event < len(moves):
+            raise PatchError(f"no move {event!r} to tell of")
+        move = moves[event]
+        if not isinstance(move, dict):
+            raise PatchError(f"move {event!r} is no move")
+        if move.get("kind") == "pass":
+            out.append({"type": "passed", "seat": move.get("seat")})
+        else:
+            out.append(
+                {
+                    "type": "played",
+                    "seat": move.get("seat"),
+                    "cards": _copy(move.get("cards")),
+                    "kind": move.get("kind"),
+                    "top": move.get("top"),
+                }
+            )
+    return out
