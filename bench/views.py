@@ -75,7 +75,6 @@ def play(
             ops = encode(
                 DeltaMsg(
                     version=actions + 1,
-                    base=actions,
                     ops=diff(before["v"], person),
                     digest=digest(after),
                     events=compact_events(events, person.moves),

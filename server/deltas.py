@@ -48,6 +48,7 @@ __all__ = [
     "compact_events",
     "diff",
     "digest",
+    "digest_of",
     "patch",
     "whole_events",
 ]
@@ -86,7 +87,8 @@ def diff(old: Any, new: Any) -> list[Op]:
     """The ops that turn picture ``old`` into ``new``: JSON values, ``msgspec`` Structs
     among them (the server's pictures are its table info and view themselves)."""
     ops: list[Op] = []
-    _Differ(ops).diff(old, new, None)
+    if old is not new:
+        _Differ(ops).diff(old, new, None)
     return ops
 
 
@@ -210,8 +212,7 @@ class _Differ:
         self.ops.append([path, value])
 
     def diff_list(self, old: list[Any], new: list[Any], path: str | None) -> None:
-        if old == new:
-            return
+        # Its callers have found the two lists different (or diff them item by item).
         n_old, n_new = len(old), len(new)
         if n_new > n_old and new[:n_old] == old:
             start = n_old  # appended to (a deal's moves): one compare in C
@@ -395,6 +396,18 @@ def digest(picture: Any) -> str:
     return f"{zlib.crc32(canonical(picture)):08x}"
 
 
+def digest_of(parts: dict[str, bytes]) -> str:
+    """``digest`` of an object whose values' ``canonical`` JSON is given (the table
+    info's is made once for every seat), its CRC-32 chained over the pieces."""
+    crc = 0
+    separator = b"{"
+    for key in sorted(parts):
+        crc = zlib.crc32(separator + _canonical.encode(key) + b":", crc)
+        crc = zlib.crc32(parts[key], crc)
+        separator = b","
+    return f"{zlib.crc32(b'}' if parts else b'{}', crc):08x}"
+
+
 def _unsafe(value: Any) -> bool:
     return (
         isinstance(value, int)
@@ -458,7 +471,7 @@ class Mirror:
         }
 
     def _patched(self, frame: dict[str, Any]) -> str | None:
-        if self.picture is None or frame["f"] != self.version:
+        if self.picture is None or frame.get("f", frame["v"] - 1) != self.version:
             return "gap"
         try:
             picture = {

@@ -384,7 +384,8 @@ def picture(update: StateUpdate | WatchUpdate) -> tuple[dict[str, Any], str]:
     made: tuple[dict[str, Any], str] | None = update.frames.get("picture")
     if made is None:
         shown = {"t": _table_info_of(update.table), "v": update.view}
-        made = update.frames["picture"] = (shown, deltas.digest(shown))
+        parts = {"t": _table_canonical(update.table), "v": deltas.canonical(update.view)}
+        made = update.frames["picture"] = (shown, deltas.digest_of(parts))
     return made
 
 
@@ -394,6 +395,14 @@ def _compact_events(update: StateUpdate | WatchUpdate) -> list[Any]:
     if events is None:
         events = update.frames["events"] = deltas.compact_events(update.events, update.view.moves)
     return events
+
+
+def _table_canonical(table: TableSnapshot) -> bytes:
+    """The table info's canonical JSON (``server.deltas``), made once per snapshot."""
+    text: bytes | None = table.frames.get("table canonical")
+    if text is None:
+        text = table.frames["table canonical"] = deltas.canonical(_table_info_of(table))
+    return text
 
 
 def _table_info_of(table: TableSnapshot) -> TableInfo:
@@ -427,7 +436,7 @@ def _frame_for(update: StateUpdate | WatchUpdate, feed: Feed) -> str | None:
             text = encode(
                 DeltaMsg(
                     version=update.version,
-                    base=base_version,
+                    base=None if base_version == update.version - 1 else base_version,
                     ops=ops,
                     table_ops=table_ops,
                     digest=digest,

@@ -364,16 +364,17 @@ class WatchMsg(msgspec.Struct, frozen=True, tag="watch"):
 
 
 class DeltaMsg(msgspec.Struct, frozen=True, omit_defaults=True, tag="d"):
-    """What changed in a socket's picture from version ``f`` to ``v``, in one-letter
-    keys (it is the frame sent after every action): ``o`` patches its view and ``t``
+    """What changed in a socket's picture from version ``f`` (omitted: ``v`` - 1) to
+    ``v``, in one-letter keys (it is the frame sent after every action): ``o`` patches
+    its view and ``t``
     its table info (``server.deltas``; omitted when unchanged), then the canonical
     JSON of the picture must have digest ``h``; ``e`` the events of a ``state`` frame
     (omitted when none), each a whole event or the index of the move in the view's
     ``moves`` it tells of (``server.deltas.compact_events``)."""
 
     version: int = msgspec.field(name="v")
-    base: int = msgspec.field(name="f")
     ops: list[list[Any]] = msgspec.field(name="o")
+    base: int | None = msgspec.field(default=None, name="f")
     table_ops: list[list[Any]] = msgspec.field(default_factory=list, name="t")
     digest: str = msgspec.field(default="", name="h")
     events: list[Any] = msgspec.field(default_factory=list, name="e")

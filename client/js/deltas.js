@@ -183,7 +183,7 @@ export class Mirror {
   }
 
   patched(frame) {
-    if (this.picture === null || frame.f !== this.version) return "gap";
+    if (this.picture === null || (frame.f ?? frame.v - 1) !== this.version) return "gap";
     let picture;
     try {
       picture = { t: patch(this.picture.t, frame.t || []), v: patch(this.picture.v, frame.o) };
