@@ -114,8 +114,14 @@ class _Differ:
         self._sent: dict[bytes, Op] = {}
 
     def diff(self, old: Any, new: Any, path: str | None) -> None:
-        fields = _fields(type(new))
-        if fields is not _PLAIN and type(old) is type(new):
+        cls = type(new)
+        if cls in _SCALARS:
+            # A number, a string, a flag, null: most values a picture changes.
+            if old != new or type(old) is not cls:
+                self.set(path, new)
+            return
+        fields = _fields(cls)
+        if fields is not _PLAIN and type(old) is cls:
             if fields is not None:
                 self.diff_struct(old, new, fields, path)
                 return
@@ -158,17 +164,19 @@ class _Differ:
         ]
         for i in changed:
             before, value, key = olds[i], news[i], fields[i][1]
+            # The field's key comes escaped (``_fields``): joined here without a call.
+            where = key if path is None else f"{path}/{key}"
             if type(value) in _SCALARS:
                 # A number, a string, a flag, null: set (most changed fields are these).
-                self.ops.append([_join(path, key), value])
+                self.ops.append([where, value])
             elif isinstance(value, list):
-                self.diff(before, value, _join(path, key))
+                self.diff(before, value, where)
             else:
-                later.append((before, value, key))
+                later.append((before, value, where))
         # Lists first: a move appended to the deal's moves is then only copied to the
         # table's top (``whole_or_parts``), not sent again key by key.
-        for before, value, key in later:
-            self.diff(before, value, _join(path, key))
+        for before, value, where in later:
+            self.diff(before, value, where)
         inner, self.ops = self.ops, outer
         self.whole_or_parts(path, new, len(fields), inner)
 
@@ -247,9 +255,10 @@ _STRUCT_FIELDS: dict[type, list[tuple[str, str]] | None] = {}
 
 
 def _fields(cls: type) -> list[tuple[str, str]] | None:
-    """A Struct type's (attribute, JSON key) pairs; None when its JSON may leave a field
-    out (``omit_defaults``): that one is compared as plain values; ``_PLAIN`` for any
-    other type.  Cached per type: ``isinstance(x, msgspec.Struct)`` is slow."""
+    """A Struct type's (attribute, JSON key escaped for a path) pairs; None when its
+    JSON may leave a field out (``omit_defaults``): that one is compared as plain
+    values; ``_PLAIN`` for any other type.  Cached per type:
+    ``isinstance(x, msgspec.Struct)`` is slow."""
     fields = _STRUCT_FIELDS.get(cls, _PLAIN)
     if fields is _PLAIN and cls not in _STRUCT_FIELDS:
         config: Any = getattr(cls, "__struct_config__", None)
@@ -260,7 +269,7 @@ def _fields(cls: type) -> list[tuple[str, str]] | None:
             if config is None
             else None
             if config.omit_defaults
-            else list(zip(names, keys, strict=True))
+            else [(name, _escape(key)) for name, key in zip(names, keys, strict=True)]
         )
     return fields
 
