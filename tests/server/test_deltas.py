@@ -111,6 +111,16 @@ def test_the_digest_of_an_objects_parts_is_the_digest_of_the_object(value: Any) 
     assert digest_of(parts) == digest(value)
 
 
+def test_a_value_first_set_in_an_object_then_sent_whole_is_still_set_at_its_other_path() -> None:
+    # "a" changes in two keys and is shorter sent whole: the op that first set the
+    # long value inside it is dropped, so "b" cannot be one more path of that op.
+    long = ["3S", "3H", "3D", "3C", "4S"]
+    old = {"a": {"x": 1, "y": None}, "b": None}
+    new = {"a": {"x": 2, "y": long}, "b": long}
+    ops = diff(old, new)
+    assert patch(wire(old), wire(ops)) == new
+
+
 def test_an_integer_a_javascript_number_cannot_hold_is_null_in_the_digested_json() -> None:
     assert canonical({"b": MAX_SAFE_INTEGER, "a": -MAX_SAFE_INTEGER}) == (
         b'{"a":-9007199254740991,"b":9007199254740991}'
