@@ -7,7 +7,8 @@ and for every action the work a room does in ``bench/server.py``'s table is
 timed on its own: the bot's view of the seat to act (no hints), ``apply``,
 the person's view of seat 0 (hints on their turn), and encoding that view; then
 what a socket taking deltas costs instead ("delta": the diff from seat 0's
-previous view and the digest, ``server.deltas``), with the mean bytes of each.
+previous view, the digest and the frame as ``server.presenter`` makes it, its
+events compacted, no table info), with the mean bytes of each.
 The bots' own thinking is not timed.  Prints mean microseconds per action for
 each; the first repeat runs with cold caches (memos empty), later ones warm.
 Same seeds, same actions: two versions of the engine that print the same
@@ -33,8 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import msgspec
 
 from server import bots
-from server.deltas import diff, digest
+from server.deltas import compact_events, diff, digest
 from server.engine import BOT_HINTS, PRESETS, NextDeal, apply, new_match, seat_view
+from server.protocol import DeltaMsg, encode
 
 _encoder = msgspec.json.Encoder()
 
@@ -50,7 +52,7 @@ def play(
     clock = time.process_time if os.environ.get("BENCH_CPU_CLOCK") else time.perf_counter
     for match in range(matches):
         state = new_match(PRESETS["classic"], seed * 1_000_003 + match, deals)
-        before = {"v": seat_view(state, 0)}
+        before = {"t": None, "v": seat_view(state, 0)}
         while state.winners is None:
             deal = state.deal
             if deal.result is not None:
@@ -63,14 +65,21 @@ def play(
             t1 = clock()
             action = bots.decide_now("normal", actions, view)
             t2 = clock()
-            apply(state, action)
+            events = apply(state, action)
             t3 = clock()
             person = seat_view(state, 0)
             t4 = clock()
             whole = _encoder.encode(person)
             t5 = clock()
-            after = {"v": person}
-            ops = _encoder.encode([diff(before, after), digest(after)])
+            after = {"t": None, "v": person}
+            ops = encode(
+                DeltaMsg(
+                    version=actions + 1,
+                    ops=diff(before["v"], person),
+                    digest=digest(after),
+                    events=compact_events(events, person.moves),
+                )
+            )
             t6 = clock()
             before = after
             spent["bot view"] += t1 - t0
@@ -110,8 +119,8 @@ def main() -> None:
         label = "cold" if repeat == 0 else "warm"
         print(f"{label}: {actions} actions; us per action: {parts}; all {total:.1f}")
         print(
-            f"  bytes per action: the view {sizes['view'] / actions:.0f}, its delta (ops "
-            f"and digest, no events, no table) {sizes['delta'] / actions:.0f}"
+            f"  bytes per action: the view {sizes['view'] / actions:.0f}, its delta frame "
+            f"(no table info) {sizes['delta'] / actions:.0f}"
         )
 
 

@@ -17,9 +17,8 @@ Pointer; a null path is the whole picture, ``""`` the key ``""``):
 
 - ``[path, value]``: set the key or list item at ``path`` to ``value`` (a
   list's length as the index appends one item);
-- ``[path, null, source]``: set ``path`` to a copy of the value at path
-  ``source`` in the picture as patched so far (a move is sent once, then copied
-  into the trick, the deal's moves and the table's top);
+- ``[[path, ...], value]``: set each of the paths to ``value`` (a move is sent
+  once for the trick, the deal's moves and the table's top);
 - ``[path]``: remove the key at ``path``;
 - ``[path, index, count, items]``: in the list at ``path``, remove ``count``
   items at ``index`` and insert ``items`` there.
@@ -38,15 +37,20 @@ from typing import Any
 
 import msgspec
 
+from server.engine.actions import Passed, Played
+
 __all__ = [
     "MAX_SAFE_INTEGER",
     "Mirror",
     "Op",
     "PatchError",
     "canonical",
+    "compact_events",
     "diff",
     "digest",
+    "digest_of",
     "patch",
+    "whole_events",
 ]
 
 Op = list[Any]
@@ -83,7 +87,8 @@ def diff(old: Any, new: Any) -> list[Op]:
     """The ops that turn picture ``old`` into ``new``: JSON values, ``msgspec`` Structs
     among them (the server's pictures are its table info and view themselves)."""
     ops: list[Op] = []
-    _Differ(ops).diff(old, new, None)
+    if old is not new:
+        _Differ(ops).diff(old, new, None)
     return ops
 
 
@@ -93,7 +98,7 @@ def _same(a: Any, b: Any) -> bool:
     return a == b and type(a) is type(b)
 
 
-# A value this long (as JSON) is sent once per delta: again, it is a copy of the first.
+# A value this long (as JSON) is sent once per delta: again, it is one more path to set.
 _COPY_OVER = 24
 # An object of at most this many keys may be set whole rather than key by key.
 _SMALL = 8
@@ -105,12 +110,18 @@ class _Differ:
 
     def __init__(self, ops: list[Op]) -> None:
         self.ops = ops
-        # The JSON of each container set whole so far, and the path it was set at.
-        self._sent: dict[bytes, str] = {}
+        # The JSON of each container set whole so far, and the op that sets it.
+        self._sent: dict[bytes, Op] = {}
 
     def diff(self, old: Any, new: Any, path: str | None) -> None:
-        fields = _fields(type(new))
-        if fields is not _PLAIN and type(old) is type(new):
+        cls = type(new)
+        if cls in _SCALARS:
+            # A number, a string, a flag, null: most values a picture changes.
+            if old != new or type(old) is not cls:
+                self.set(path, new)
+            return
+        fields = _fields(cls)
+        if fields is not _PLAIN and type(old) is cls:
             if fields is not None:
                 self.diff_struct(old, new, fields, path)
                 return
@@ -153,17 +164,19 @@ class _Differ:
         ]
         for i in changed:
             before, value, key = olds[i], news[i], fields[i][1]
+            # The field's key comes escaped (``_fields``): joined here without a call.
+            where = key if path is None else f"{path}/{key}"
             if type(value) in _SCALARS:
                 # A number, a string, a flag, null: set (most changed fields are these).
-                self.ops.append([_join(path, key), value])
+                self.ops.append([where, value])
             elif isinstance(value, list):
-                self.diff(before, value, _join(path, key))
+                self.diff(before, value, where)
             else:
-                later.append((before, value, key))
+                later.append((before, value, where))
         # Lists first: a move appended to the deal's moves is then only copied to the
         # table's top (``whole_or_parts``), not sent again key by key.
-        for before, value, key in later:
-            self.diff(before, value, _join(path, key))
+        for before, value, where in later:
+            self.diff(before, value, where)
         inner, self.ops = self.ops, outer
         self.whole_or_parts(path, new, len(fields), inner)
 
@@ -176,25 +189,38 @@ class _Differ:
             and keys <= _SMALL
             and (_encode(new) in self._sent or len(_encode(inner)) > len(_encode(new)) + len(path))
         ):
+            if self._sent:
+                # Those ops are dropped: a value set again below is set by a new op.
+                dropped = {id(op) for op in inner}
+                self._sent = {k: op for k, op in self._sent.items() if id(op) not in dropped}
             self.set(path, new)
         else:
             self.ops += inner
 
     def set(self, path: str | None, value: Any) -> None:
-        if value and (isinstance(value, dict | list | tuple) or _fields(type(value)) is not _PLAIN):
+        if path is not None and (
+            value and (isinstance(value, dict | list | tuple) or _fields(type(value)) is not _PLAIN)
+        ):
             text = _encode(value)
             if len(text) >= _COPY_OVER:
-                source = self._sent.get(text)
-                if source is not None:
-                    self.ops.append([path, None, source])
+                sent = self._sent.get(text)
+                if sent is not None:
+                    # The same value again (a move in the trick, the deal's moves and
+                    # the table's top): one more path of the op that sets it.
+                    first = sent[0]
+                    if isinstance(first, list):
+                        first.append(path)
+                    else:
+                        sent[0] = [first, path]
                     return
-                if path is not None:
-                    self._sent[text] = path
+                op = [path, value]
+                self._sent[text] = op
+                self.ops.append(op)
+                return
         self.ops.append([path, value])
 
     def diff_list(self, old: list[Any], new: list[Any], path: str | None) -> None:
-        if old == new:
-            return
+        # Its callers have found the two lists different (or diff them item by item).
         n_old, n_new = len(old), len(new)
         if n_new > n_old and new[:n_old] == old:
             start = n_old  # appended to (a deal's moves): one compare in C
@@ -203,6 +229,9 @@ class _Differ:
             limit = min(n_old, n_new)
             while start < limit and old[start] == new[start]:
                 start += 1
+        if n_new == 0:
+            self.ops.append([path, []])  # emptied (the aids once played): shorter than a splice
+            return
         end_old, end_new = n_old, n_new
         while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
             end_old -= 1
@@ -226,9 +255,10 @@ _STRUCT_FIELDS: dict[type, list[tuple[str, str]] | None] = {}
 
 
 def _fields(cls: type) -> list[tuple[str, str]] | None:
-    """A Struct type's (attribute, JSON key) pairs; None when its JSON may leave a field
-    out (``omit_defaults``): that one is compared as plain values; ``_PLAIN`` for any
-    other type.  Cached per type: ``isinstance(x, msgspec.Struct)`` is slow."""
+    """A Struct type's (attribute, JSON key escaped for a path) pairs; None when its
+    JSON may leave a field out (``omit_defaults``): that one is compared as plain
+    values; ``_PLAIN`` for any other type.  Cached per type:
+    ``isinstance(x, msgspec.Struct)`` is slow."""
     fields = _STRUCT_FIELDS.get(cls, _PLAIN)
     if fields is _PLAIN and cls not in _STRUCT_FIELDS:
         config: Any = getattr(cls, "__struct_config__", None)
@@ -239,7 +269,7 @@ def _fields(cls: type) -> list[tuple[str, str]] | None:
             if config is None
             else None
             if config.omit_defaults
-            else list(zip(names, keys, strict=True))
+            else [(name, _escape(key)) for name, key in zip(names, keys, strict=True)]
         )
     return fields
 
@@ -296,28 +326,44 @@ def _at(root: list[Any], path: Any) -> Any:
 
 
 def _apply(root: list[Any], op: Any) -> None:
-    if not isinstance(op, list) or len(op) not in (1, 2, 3, 4):
-        raise PatchError(f"an op is a list of 1 to 4 items, not {op!r}")
+    if not isinstance(op, list) or len(op) not in (1, 2, 4):
+        raise PatchError(f"an op is a list of 1, 2 or 4 items, not {op!r}")
     if len(op) == 4:
         _splice(_at(root, op[0]), op[1], op[2], op[3])
         return
-    parts = _parts(op[0])
+    if len(op) == 2 and isinstance(op[0], list):
+        if not op[0]:
+            raise PatchError("a set names at least one path")
+        for path in op[0]:
+            if path is None:
+                raise PatchError("the picture itself is set alone")
+            _set(root, path, op[1])
+        return
+    if len(op) == 1:
+        _remove(root, op[0])
+    else:
+        _set(root, op[0], op[1])
+
+
+def _remove(root: list[Any], path: Any) -> None:
+    parts = _parts(path)
     if not parts:
-        if len(op) == 1:
-            raise PatchError("the picture itself cannot be removed")
-        root[0] = _copy(op[1] if len(op) == 2 else _at(root, op[2]))
+        raise PatchError("the picture itself cannot be removed")
+    parent = _at(root, "/".join(parts[:-1]) if len(parts) > 1 else None)
+    key = _unescape(parts[-1])
+    if not isinstance(parent, dict) or key not in parent:
+        raise PatchError(f"nothing to remove at {path!r}")
+    del parent[key]
+
+
+def _set(root: list[Any], path: Any, new: Any) -> None:
+    parts = _parts(path)
+    value = _copy(new)
+    if not parts:
+        root[0] = value
         return
     parent = _at(root, "/".join(parts[:-1]) if len(parts) > 1 else None)
     last = parts[-1]
-    if len(op) == 1:
-        key = _unescape(last)
-        if not isinstance(parent, dict) or key not in parent:
-            raise PatchError(f"nothing to remove at {op[0]!r}")
-        del parent[key]
-        return
-    if len(op) == 3 and op[1] is not None:
-        raise PatchError(f"a copy is [path, null, source], not {op!r}")
-    value = _copy(op[1] if len(op) == 2 else _at(root, op[2]))
     if isinstance(parent, dict):
         parent[_unescape(last)] = value
     elif isinstance(parent, list):
@@ -327,7 +373,7 @@ def _apply(root: list[Any], op: Any) -> None:
         else:
             parent[index] = value
     else:
-        raise PatchError(f"{op[0]!r} goes through a {type(parent).__name__}")
+        raise PatchError(f"{path!r} goes through a {type(parent).__name__}")
 
 
 def _splice(target: Any, index: Any, count: Any, items: Any) -> None:
@@ -357,6 +403,18 @@ def canonical(picture: Any) -> bytes:
 def digest(picture: Any) -> str:
     """CRC-32 of ``canonical(picture)``, as 8 lowercase hex digits."""
     return f"{zlib.crc32(canonical(picture)):08x}"
+
+
+def digest_of(parts: dict[str, bytes]) -> str:
+    """``digest`` of an object whose values' ``canonical`` JSON is given (the table
+    info's is made once for every seat), its CRC-32 chained over the pieces."""
+    crc = 0
+    separator = b"{"
+    for key in sorted(parts):
+        crc = zlib.crc32(separator + _canonical.encode(key) + b":", crc)
+        crc = zlib.crc32(parts[key], crc)
+        separator = b","
+    return f"{zlib.crc32(b'}' if parts else b'{}', crc):08x}"
 
 
 def _unsafe(value: Any) -> bool:
@@ -415,20 +473,86 @@ class Mirror:
             return reason
         return {
             "type": self.kind,
-            "version": frame["version"],
+            "version": frame["v"],
             "table": _copy(self.picture["t"]),
             "view": _copy(self.picture["v"]),
-            "events": frame.get("events", []),
+            "events": whole_events(frame.get("e", []), self.picture["v"]),
         }
 
     def _patched(self, frame: dict[str, Any]) -> str | None:
-        if self.picture is None or frame["from"] != self.version:
+        if self.picture is None or frame.get("f", frame["v"] - 1) != self.version:
             return "gap"
         try:
-            picture = patch(self.picture, frame["ops"])
+            picture = {
+                "t": patch(self.picture["t"], frame.get("t", [])),
+                "v": patch(self.picture["v"], frame["o"]),
+            }
+            whole_events(frame.get("e", []), picture["v"])
         except PatchError:
             return "patch"
-        if digest(picture) != frame["digest"]:
+        if digest(picture) != frame["h"]:
             return "digest"
-        self.picture, self.version = picture, frame["version"]
+        self.picture, self.version = picture, frame["v"]
         return None
+
+
+def compact_events(events: list[Any], moves: list[Any]) -> list[Any]:
+    """``events`` as a delta frame carries them: a ``played`` or ``passed`` event that
+    tells of one of the last moves of ``moves`` (the view's, after the events) is the
+    index of that move (``whole_events`` is the inverse); any other event whole."""
+    tells = [e for e in events if type(e) is Played or type(e) is Passed]
+    start = len(moves) - len(tells)
+    if not tells or start < 0:
+        return events
+    out: list[Any] = []
+    i = start
+    for event in events:
+        if type(event) is Played or type(event) is Passed:
+            if not _tells_of(event, moves[i]):
+                return events
+            out.append(i)
+            i += 1
+        else:
+            out.append(event)
+    return out
+
+
+def _tells_of(event: Played | Passed, move: Any) -> bool:
+    if move.seat != event.seat:
+        return False
+    if isinstance(event, Passed):
+        return bool(move.kind == "pass")
+    return bool((move.kind, move.top, move.cards) == (event.kind, event.top, tuple(event.cards)))
+
+
+def whole_events(events: list[Any], view: Any) -> list[Any]:
+    """The events of a delta frame (decoded JSON) with each move's index replaced by the
+    event that move tells of, in the JSON a ``state`` frame carries."""
+    if not isinstance(events, list):
+        raise PatchError("the events are a list")
+    if not any(type(e) is int for e in events):
+        return events
+    moves = view.get("moves") if isinstance(view, dict) else None
+    out: list[Any] = []
+    for event in events:
+        if type(event) is not int:
+            out.append(event)
+            continue
+        if not isinstance(moves, list) or not 0 <= event < len(moves):
+            raise PatchError(f"no move {event!r} to tell of")
+        move = moves[event]
+        if not isinstance(move, dict):
+            raise PatchError(f"move {event!r} is no move")
+        if move.get("kind") == "pass":
+            out.append({"type": "passed", "seat": move.get("seat")})
+        else:
+            out.append(
+                {
+                    "type": "played",
+                    "seat": move.get("seat"),
+                    "cards": _copy(move.get("cards")),
+                    "kind": move.get("kind"),
+                    "top": move.get("top"),
+                }
+            )
+    return out

@@ -384,8 +384,25 @@ def picture(update: StateUpdate | WatchUpdate) -> tuple[dict[str, Any], str]:
     made: tuple[dict[str, Any], str] | None = update.frames.get("picture")
     if made is None:
         shown = {"t": _table_info_of(update.table), "v": update.view}
-        made = update.frames["picture"] = (shown, deltas.digest(shown))
+        parts = {"t": _table_canonical(update.table), "v": deltas.canonical(update.view)}
+        made = update.frames["picture"] = (shown, deltas.digest_of(parts))
     return made
+
+
+def _compact_events(update: StateUpdate | WatchUpdate) -> list[Any]:
+    """The update's events as delta frames carry them, made once per update."""
+    events: list[Any] | None = update.frames.get("events")
+    if events is None:
+        events = update.frames["events"] = deltas.compact_events(update.events, update.view.moves)
+    return events
+
+
+def _table_canonical(table: TableSnapshot) -> bytes:
+    """The table info's canonical JSON (``server.deltas``), made once per snapshot."""
+    text: bytes | None = table.frames.get("table canonical")
+    if text is None:
+        text = table.frames["table canonical"] = deltas.canonical(_table_info_of(table))
+    return text
 
 
 def _table_info_of(table: TableSnapshot) -> TableInfo:
@@ -411,17 +428,19 @@ def _frame_for(update: StateUpdate | WatchUpdate, feed: Feed) -> str | None:
     # The seat's sockets usually hold the same picture: one delta made for all of them.
     made: tuple[dict[str, Any], str | None] | None = update.frames.get(id(base))
     if made is None or made[0] is not base:
-        ops = deltas.diff(base, shown)
+        ops = deltas.diff(base["v"], shown["v"])
+        table_ops = deltas.diff(base["t"], shown["t"])
         text: str | None = None
         # A change nobody sees (a new watch link's hash) is not worth a frame.
-        if ops or update.events or update.version != base_version:
+        if ops or table_ops or update.events or update.version != base_version:
             text = encode(
                 DeltaMsg(
                     version=update.version,
-                    base=base_version,
+                    base=None if base_version == update.version - 1 else base_version,
                     ops=ops,
+                    table_ops=table_ops,
                     digest=digest,
-                    events=update.events,
+                    events=_compact_events(update),
                 )
             )
             if len(text) > _COMPARE_OVER and len(full_frame(update)) <= len(text):

@@ -363,16 +363,21 @@ class WatchMsg(msgspec.Struct, frozen=True, tag="watch"):
     events: list[Event]
 
 
-class DeltaMsg(msgspec.Struct, frozen=True, omit_defaults=True, tag="delta"):
-    """What changed in a socket's picture (its ``table`` and ``view``) from version
-    ``from`` to ``version``: ``ops`` patch it (``server.deltas``), then its canonical
-    JSON must have ``digest``; ``events`` as in a ``state`` frame (omitted when none)."""
+class DeltaMsg(msgspec.Struct, frozen=True, omit_defaults=True, tag="d"):
+    """What changed in a socket's picture from version ``f`` (omitted: ``v`` - 1) to
+    ``v``, in one-letter keys (it is the frame sent after every action): ``o`` patches
+    its view and ``t``
+    its table info (``server.deltas``; omitted when unchanged), then the canonical
+    JSON of the picture must have digest ``h``; ``e`` the events of a ``state`` frame
+    (omitted when none), each a whole event or the index of the move in the view's
+    ``moves`` it tells of (``server.deltas.compact_events``)."""
 
-    version: int
-    base: int = msgspec.field(name="from")
-    ops: list[list[Any]]
-    digest: str
-    events: list[Event] = msgspec.field(default_factory=list)
+    version: int = msgspec.field(name="v")
+    ops: list[list[Any]] = msgspec.field(name="o")
+    base: int | None = msgspec.field(default=None, name="f")
+    table_ops: list[list[Any]] = msgspec.field(default_factory=list, name="t")
+    digest: str = msgspec.field(default="", name="h")
+    events: list[Any] = msgspec.field(default_factory=list, name="e")
 
 
 class EmoteReply(msgspec.Struct, frozen=True, tag="emote"):

@@ -1,6 +1,7 @@
 // Per-seat deltas (docs/protocol.md, "Deltas"): after one whole `state` (or `watch`) frame,
 // the server sends only what changed in this socket's picture, {t: table, v: view}, as ops
-// of a generic diff, and the CRC-32 of the picture it should now be.  This file applies
+// of a generic diff on each (`o` the view's, `t` the table's), and the CRC-32 of the
+// picture it should now be.  This file applies
 // them, exactly as server/deltas.py's Mirror does; it knows nothing of the game.
 
 /** Why a patch does not fit the picture: the client asks for a resync. */
@@ -37,8 +38,25 @@ function at(root, path) {
 
 const isCount = (n) => Number.isInteger(n) && n >= 0;
 
+function setAt(root, path, value) {
+  const steps = parts(path);
+  if (steps.length === 0) {
+    root.value = structuredClone(value);
+    return;
+  }
+  const parent = at(root, steps.length > 1 ? steps.slice(0, -1).join("/") : null);
+  const last = steps[steps.length - 1];
+  if (Array.isArray(parent)) {
+    parent[index(parent, last, 1)] = structuredClone(value);
+  } else if (parent !== null && typeof parent === "object") {
+    parent[unescape(last)] = structuredClone(value);
+  } else {
+    throw new PatchError(`${path} goes through ${typeof parent}`);
+  }
+}
+
 function applyOp(root, op) {
-  if (!Array.isArray(op) || op.length < 1 || op.length > 4) throw new PatchError("an op is a list of 1 to 4 items");
+  if (!Array.isArray(op) || ![1, 2, 4].includes(op.length)) throw new PatchError("an op is a list of 1, 2 or 4 items");
   if (op.length === 4) {
     const [path, start, count, items] = op;
     const target = at(root, path);
@@ -48,29 +66,27 @@ function applyOp(root, op) {
     target.splice(start, count, ...structuredClone(items));
     return;
   }
-  const path = parts(op[0]);
-  if (op.length === 3 && op[1] !== null) throw new PatchError("a copy is [path, null, source]");
-  const value = () => structuredClone(op.length === 2 ? op[1] : at(root, op[2]));
-  if (path.length === 0) {
-    if (op.length === 1) throw new PatchError("the picture itself cannot be removed");
-    root.value = value();
+  if (op.length === 2 && Array.isArray(op[0])) {
+    // One value set at several paths (a move in the trick, the deal's moves, the top).
+    if (op[0].length === 0) throw new PatchError("a set names at least one path");
+    for (const path of op[0]) {
+      if (path === null) throw new PatchError("the picture itself is set alone");
+      setAt(root, path, op[1]);
+    }
     return;
   }
-  const parent = at(root, path.length > 1 ? path.slice(0, -1).join("/") : null);
-  const last = path[path.length - 1];
-  if (op.length === 1) {
-    const key = unescape(last);
-    if (Array.isArray(parent) || parent === null || typeof parent !== "object" || !Object.hasOwn(parent, key)) {
-      throw new PatchError(`nothing to remove at ${op[0]}`);
-    }
-    delete parent[key];
-  } else if (Array.isArray(parent)) {
-    parent[index(parent, last, 1)] = value();
-  } else if (parent !== null && typeof parent === "object") {
-    parent[unescape(last)] = value();
-  } else {
-    throw new PatchError(`${op[0]} goes through ${typeof parent}`);
+  if (op.length === 2) {
+    setAt(root, op[0], op[1]);
+    return;
   }
+  const path = parts(op[0]);
+  if (path.length === 0) throw new PatchError("the picture itself cannot be removed");
+  const parent = at(root, path.length > 1 ? path.slice(0, -1).join("/") : null);
+  const key = unescape(path[path.length - 1]);
+  if (Array.isArray(parent) || parent === null || typeof parent !== "object" || !Object.hasOwn(parent, key)) {
+    throw new PatchError(`nothing to remove at ${op[0]}`);
+  }
+  delete parent[key];
 }
 
 /** `picture` with `ops` applied: a new value, `picture` left as it was. */
@@ -163,21 +179,35 @@ export class Mirror {
     }
     // A copy: the page may keep or change what it is handed without touching the mirror.
     const { t, v } = structuredClone(this.picture);
-    return { type: this.kind, version: frame.version, table: t, view: v, events: frame.events || [] };
+    return { type: this.kind, version: frame.v, table: t, view: v, events: wholeEvents(frame.e || [], v) };
   }
 
   patched(frame) {
-    if (this.picture === null || frame.from !== this.version) return "gap";
+    if (this.picture === null || (frame.f ?? frame.v - 1) !== this.version) return "gap";
     let picture;
     try {
-      picture = patch(this.picture, frame.ops);
+      picture = { t: patch(this.picture.t, frame.t || []), v: patch(this.picture.v, frame.o) };
+      wholeEvents(frame.e || [], picture.v);
     } catch (err) {
       if (err instanceof PatchError) return "patch";
       throw err;
     }
-    if (digest(picture) !== frame.digest) return "digest";
+    if (digest(picture) !== frame.h) return "digest";
     this.picture = picture;
-    this.version = frame.version;
+    this.version = frame.v;
     return null;
   }
+}
+
+/** A delta frame's events with each move's index replaced by the event that move of
+ * the view tells of, as a `state` frame carries it (server/deltas.py whole_events). */
+export function wholeEvents(events, view) {
+  if (!Array.isArray(events)) throw new PatchError("the events are a list");
+  return events.map((ev) => {
+    if (!Number.isInteger(ev)) return ev;
+    const move = Array.isArray(view.moves) ? view.moves[ev] : undefined;
+    if (ev < 0 || move === null || typeof move !== "object") throw new PatchError(`no move ${ev} to tell of`);
+    if (move.kind === "pass") return { type: "passed", seat: move.seat };
+    return { type: "played", seat: move.seat, cards: structuredClone(move.cards), kind: move.kind, top: move.top };
+  });
 }

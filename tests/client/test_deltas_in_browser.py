@@ -99,7 +99,7 @@ def test_the_browser_rebuilds_every_frame_of_a_match_from_the_servers_deltas(
     streams = frames_of_a_match(preset, seed=11)
     rebuilt = page.evaluate(REBUILD_JS, [[texts for texts, _ in streams]])
     for (texts, wholes), mine in zip(streams, rebuilt, strict=True):
-        assert sum('"type":"delta"' in t for t in texts) > 40
+        assert sum('"type":"d"' in t for t in texts) > 40
         # A JavaScript number cannot hold the revealed seed: the page reads it as the
         # nearest one it can, from a delta as from a whole frame.
         seeds = [f["table"]["fairness"].pop("seed") for f in [*mine, *wholes]]
@@ -151,5 +151,5 @@ def test_a_page_plays_a_whole_deal_on_deltas_and_never_needs_a_resync(
     assert [f for f in sent if f.get("type") == "resync"] == []
     kinds = [json.loads(f)["type"] for f in received if f.startswith("{")]
     assert kinds.count("state") == 1
-    assert kinds.count("delta") > 10
+    assert kinds.count("d") > 10
     assert state(page)["view"]["result"] is not None

@@ -49,10 +49,10 @@ class DeltaClient(Client):
                 await asyncio.wait_for(self.ws.recv(), GUARD_SECONDS)
             )
             self.raw.append(frame)
-            if frame["type"] == "delta" and self.drop_next:
+            if frame["type"] == "d" and self.drop_next:
                 self.drop_next = False
                 continue
-            if frame["type"] in ("state", "watch", "delta"):
+            if frame["type"] in ("state", "watch", "d"):
                 whole = self.mirror.take(frame)
                 if isinstance(whole, str):
                     self.resyncs.append(whole)
@@ -133,12 +133,13 @@ def delta_leaks(raw: list[dict[str, Any]], hands_at: Any, watching: bool) -> set
     not a leak: the whole frame shows those too, and only then)."""
     leaked: set[str] = set()
     for frame in raw:
-        if frame["type"] != "delta":
+        if frame["type"] != "d":
             continue
-        ops = frame["ops"]
+        ops = frame["o"]
         if not watching:
-            ops = [op for op in ops if not str(op[0]).startswith("v/revealed")]
-        leaked |= card_codes([ops, frame.get("events", [])]) & hands_at(frame["version"])
+            ops = [op for op in ops if not str(op[0]).startswith("revealed")]
+        named = card_codes([ops, frame.get("t", []), frame.get("e", [])])
+        leaked |= named & hands_at(frame["v"])
     return leaked
 
 
@@ -177,7 +178,7 @@ async def test_every_seat_and_a_spectator_rebuild_the_full_view_at_every_version
     ):
         assert_same_sequence(player.wholes(), await listen_until(reference, lasts[seat]))
         assert player.resyncs == []
-        assert sum(f["type"] == "delta" for f in player.raw) > 10
+        assert sum(f["type"] == "d" for f in player.raw) > 10
         watching = player is watcher
 
         def hands_at(version: int, seat: int = seat - 1, watching: bool = watching) -> set[str]:
@@ -205,7 +206,7 @@ async def test_a_lost_delta_or_a_wrong_picture_is_repaired_by_a_resync_with_the_
     watcher = await Client.join(live.ws_url, table_id, link["token"])
     frame = await client.state_where(lambda f: f["table"]["spectators"] == 1)
     assert client.resyncs == ["gap"], [
-        (f["type"], f.get("version"), f.get("from"), f.get("ops")) for f in client.raw
+        (f["type"], f.get("version", f.get("v")), f.get("f"), f.get("o")) for f in client.raw
     ]
     assert client.raw[-1]["type"] == "state"
     assert frame["view"]["turn"] == 0
@@ -220,6 +221,6 @@ async def test_a_lost_delta_or_a_wrong_picture_is_repaired_by_a_resync_with_the_
     # And deltas go on from the full view the resync brought.
     await play_turn(client, frame)
     await client.state_where(lambda f: f["version"] > frame["version"])
-    assert client.raw[-1]["type"] == "delta"
+    assert client.raw[-1]["type"] == "d"
     assert client.resyncs == ["gap", "digest"]
     await client.close()
