@@ -17,6 +17,7 @@ import {
 import { app, els } from "./app.js";
 import { AutoPass } from "./autopass.js";
 import { autoRequest, onAuto, renderAutoButton } from "./autoplay.js";
+import { SmartSelect } from "./smartselect.js";
 import { LastTrick, renderLastTrick, renderLastTrickButton } from "./lasttrick.js";
 import { rankString } from "./cards.js";
 import { bindConnection, connect, linksFrom, openNewTable, send } from "./connection.js";
@@ -59,7 +60,12 @@ import { clearSession, loadSession, saveSession, saveSettings, sessionFromHash }
 
 bindNarration({ announcer: els.announcer, toast: els.toast });
 
-const hand = new Hand(els.hand, { nameOf: cardName, onChange: () => updateControls() });
+const smartSelect = new SmartSelect();
+const hand = new Hand(els.hand, {
+  nameOf: cardName,
+  onChange: () => updateControls(),
+  smart: (code, selected) => (app.view && app.settings.smartSelect !== false ? smartSelect.tap(app.view, app.version, code, selected) : null),
+});
 bindConnection({
   onMessage,
   redraw: updateControls,
