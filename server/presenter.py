@@ -28,6 +28,7 @@ from server.engine import NextDeal, Pass, Play, Reason
 from server.errors import ServerError
 from server.fairness import EntropyReason
 from server.protocol import (
+    AutoMsg,
     BackMsg,
     BotSpeedMsg,
     ClockInfo,
@@ -75,6 +76,7 @@ from server.rooms.commands import (
     Rename,
     Request,
     SendEmote,
+    SetAuto,
     WatchLink,
 )
 from server.rooms.emotes import EMOTES
@@ -261,6 +263,8 @@ def request_for(message: VersionedMessage, seat: int) -> Request:
         return Rename(seat=seat, name=message.name)
     if isinstance(message, BackMsg):
         return Back()
+    if isinstance(message, AutoMsg):
+        return SetAuto(on=message.on)
     if isinstance(message, InviteMsg):
         return InviteSeat(message.seat)
     if isinstance(message, MakeBotMsg):

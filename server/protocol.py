@@ -22,6 +22,7 @@ from server.errors import ServerError
 from server.fairness import CLIENT_SEED_PATTERN
 
 __all__ = [
+    "AutoMsg",
     "BackMsg",
     "BotSpeedMsg",
     "ClientMessage",
@@ -160,6 +161,14 @@ class BackMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="back
     version: int
 
 
+class AutoMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag="auto"):
+    """托管: ``on`` hands the sender's seat to the stand-in, which plays each of its
+    turns at the table's pace until an ``auto`` with ``on`` false (or a "back")."""
+
+    version: int
+    on: bool
+
+
 class _HostSeatMsg(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A host action aimed at one seat."""
 
@@ -232,6 +241,7 @@ ClientMessage: TypeAlias = (
     | NewMatchMsg
     | RenameMsg
     | BackMsg
+    | AutoMsg
     | InviteMsg
     | MakeBotMsg
     | OpenSeatMsg
@@ -250,6 +260,7 @@ VersionedMessage: TypeAlias = (
     | NextDealMsg
     | NewMatchMsg
     | BackMsg
+    | AutoMsg
     | InviteMsg
     | MakeBotMsg
     | OpenSeatMsg
@@ -267,6 +278,7 @@ _CLIENT_TYPES = frozenset(
         "next_deal",
         "new_match",
         "back",
+        "auto",
         "invite",
         "make_bot",
         "open_seat",

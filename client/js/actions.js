@@ -97,7 +97,7 @@ export function seatActionDone(table) {
   const m = seatAction?.msg;
   if (!m) return;
   const seat = (n) => table.seats.find((s) => s.seat === n) || {};
-  if ((m.type === "back" && !seat(app.view?.seat).auto) || (m.type === "make_bot" && seat(m.seat).kind === "bot")) {
+  if ((m.type === "back" && !seat(app.view?.seat).auto) || (m.type === "auto" && Boolean(seat(app.view?.seat).on_auto) === m.on) || (m.type === "make_bot" && seat(m.seat).kind === "bot")) {
     seatAction = null;
   }
 }

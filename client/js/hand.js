@@ -1,5 +1,6 @@
 // The player's own hand: drawing, selection by tap, by dragging across a run, and by keyboard.
 // It only tracks which card codes are selected; whether they make a play is the server's call.
+// A tap may select a whole play (`smart`, smartselect.js); a drag always selects card by card.
 
 import { cardElement, sortCodes } from "./cards.js";
 
@@ -26,8 +27,10 @@ export function handLayout(n, avail, natural) {
 }
 
 export class Hand {
-  constructor(el, { nameOf, onChange }) {
+  constructor(el, { nameOf, onChange, smart = () => null }) {
     this.el = el;
+    // What a tap on a card selects instead of toggling it (null: toggle it).
+    this.smart = smart;
     this.nameOf = nameOf;
     this.onChange = onChange;
     this.codes = [];
@@ -47,7 +50,9 @@ export class Hand {
     el.addEventListener("pointerdown", (e) => this.pointerDown(e));
     el.addEventListener("pointermove", (e) => this.pointerMove(e));
     el.addEventListener("pointerup", () => this.pointerUp());
-    el.addEventListener("pointercancel", () => this.pointerUp());
+    el.addEventListener("pointercancel", () => {
+      this.drag = null;
+    });
     el.addEventListener("keydown", (e) => this.keyDown(e));
     el.addEventListener("focusin", (e) => {
       const card = e.target.closest(".card");
@@ -168,20 +173,29 @@ export class Hand {
     e.preventDefault();
     const code = card.dataset.code;
     const on = !this.chosen.has(code);
-    this.drag = { on, id: e.pointerId, y: e.clientY };
+    // A whole play waits for the pointer to come up: moving onto another card makes it a drag.
+    const play = this.smart(code, this.selected());
+    this.drag = { on, id: e.pointerId, y: e.clientY, code, play };
     this.focus = this.indexOf(code);
     this.el.setPointerCapture?.(e.pointerId);
-    this.toggle(code, on);
+    if (play === null) this.toggle(code, on);
     card.focus({ preventScroll: true });
   }
 
   pointerMove(e) {
     if (!this.drag || e.pointerId !== this.drag.id) return;
     const card = this.cardUnder(e.clientX);
-    if (card) this.toggle(card.dataset.code, this.drag.on);
+    if (!card) return;
+    if (this.drag.play !== null) {
+      if (card.dataset.code === this.drag.code) return;
+      this.drag.play = null;
+      this.toggle(this.drag.code, this.drag.on);
+    }
+    this.toggle(card.dataset.code, this.drag.on);
   }
 
   pointerUp() {
+    if (this.drag && this.drag.play !== null) this.select(this.drag.play);
     this.drag = null;
   }
 

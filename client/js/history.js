@@ -6,6 +6,7 @@ import { cardElement, sortCodes } from "./cards.js";
 import { cardName, t } from "./i18n.js";
 import { isPlaceholder } from "./names.js";
 import { $, describeMove, h } from "./render.js";
+import { scoreboard } from "./scoreboard.js";
 
 /** The finished deals of `table`, or an Error whose `code` is the server's reason. */
 export async function fetchHistory(table, token) {
@@ -97,10 +98,24 @@ export class HistorySheet {
         h("button", { type: "button", class: "btn btn-replay", text: t("history.replay"), onclick: () => this.replay(deal, 0) }),
       ),
     );
+    // Each match's scoreboard, newest match first, its deals in the order they were played.
+    const matches = [...new Set(this.data.deals.map((d) => d.match_no))].reverse();
+    const boards = matches.map((m) =>
+      h(
+        "section",
+        { class: "history-board", "data-match": String(m) },
+        h("h3", { text: t("history.match", { m: m + 1 }) }),
+        scoreboard(
+          this.data.deals.filter((d) => d.match_no === m).map((d) => d.result),
+          { nameOf: (s) => this.nameOf(s), me },
+        ),
+      ),
+    );
     this.body.replaceChildren(
       this.head(t("history.title")),
       notice ? h("p", { class: "note", role: "alert", text: notice }) : "",
       rows.length ? h("ol", { class: "history-list" }, rows) : h("p", { class: "note", text: t("history.none") }),
+      ...boards,
     );
   }
 

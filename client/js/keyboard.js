@@ -1,8 +1,8 @@
-// Keys for the table: Enter plays, P passes, H hints, Escape clears the selection (and
-// closes the reactions), arrows or Space move into the hand.  Not while a sheet is open or
+// Keys for the table: Enter plays, P passes, H hints, L shows the last trick, Escape clears
+// the selection (and closes the reactions and the last trick), arrows or Space move into the hand.  Not while a sheet is open or
 // a field has the focus, and never with Ctrl, Cmd or Alt held.
 
-export function bindKeyboard({ hand, play, pass, hint, clear, emotesOpen, closeEmotes }) {
+export function bindKeyboard({ hand, play, pass, hint, clear, emotesOpen, closeEmotes, lastTrick = () => {}, closePanels = () => {} }) {
   document.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey || document.querySelector("dialog[open]")) return;
     const target = e.target;
@@ -23,8 +23,13 @@ export function bindKeyboard({ hand, play, pass, hint, clear, emotesOpen, closeE
       case "H":
         hint();
         break;
+      case "l":
+      case "L":
+        lastTrick();
+        break;
       case "Escape":
         if (emotesOpen()) closeEmotes();
+        closePanels();
         clear();
         break;
       case "ArrowLeft":

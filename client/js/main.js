@@ -16,6 +16,9 @@ import {
 } from "./actions.js";
 import { app, els } from "./app.js";
 import { AutoPass } from "./autopass.js";
+import { autoRequest, onAuto, renderAutoButton } from "./autoplay.js";
+import { SmartSelect } from "./smartselect.js";
+import { LastTrick, renderLastTrick, renderLastTrickButton } from "./lasttrick.js";
 import { rankString } from "./cards.js";
 import { bindConnection, connect, linksFrom, openNewTable, send } from "./connection.js";
 import { Hand } from "./hand.js";
@@ -57,7 +60,12 @@ import { clearSession, loadSession, saveSession, saveSettings, sessionFromHash }
 
 bindNarration({ announcer: els.announcer, toast: els.toast });
 
-const hand = new Hand(els.hand, { nameOf: cardName, onChange: () => updateControls() });
+const smartSelect = new SmartSelect();
+const hand = new Hand(els.hand, {
+  nameOf: cardName,
+  onChange: () => updateControls(),
+  smart: (code, selected) => (app.view && app.settings.smartSelect !== false ? smartSelect.tap(app.view, app.version, code, selected) : null),
+});
 bindConnection({
   onMessage,
   redraw: updateControls,
@@ -67,6 +75,7 @@ bindConnection({
   afterJoin: () => entropy.afterJoin(),
 });
 bindActions({ hand, redraw: updateControls });
+const lastTrick = new LastTrick();
 bindHostPanel({ confirm: confirmDialog });
 
 // "Passed automatically" stays in the status line a moment: the trick may clear at once.
@@ -124,6 +133,7 @@ function onState(msg) {
   const key = `${msg.table.match_no ?? 0}:${view.deal_no}`;
   const newDeal = key !== app.dealKey;
   app.dealKey = key;
+  lastTrick.follow(view, key);
   app.hintLabel = "";
   if (msg.table.bot_speed_ms !== undefined && msg.table.bot_speed_ms !== app.settings.botSpeed) {
     app.settings.botSpeed = msg.table.bot_speed_ms;
@@ -199,6 +209,8 @@ function render(fresh = new Set()) {
   renderMe(els.meInfo, { view, table });
   decorateMe(els.meInfo, { table, view });
   renderAutoBanner(els.autoBanner, { table, view, onBack: () => sendSeatAction({ type: "back" }) });
+  renderAutoButton($("#btn-auto"), { table, view });
+  drawLastTrick();
   renderWatchers(els.watchers, table);
   const rules = t(`preset.${view.rules.preset}.name`);
   els.dealInfo.textContent = view.deals > 1 ? `${t("deal.of", { n: view.deal_no, of: view.deals })} · ${rules}` : rules;
@@ -241,7 +253,8 @@ function updateControls() {
   els.controls.hidden = over;
   els.afterDeal.hidden = !over;
   els.continue.textContent = view.match_over ? t("result.newMatch") : t("result.nextDeal");
-  const myTurn = view.turn === view.seat;
+  // On auto the stand-in has our turns: the server would refuse our own moves.
+  const myTurn = view.turn === view.seat && !onAuto(app.table, view.seat);
   const sel = hand.selected();
   const waiting = Boolean(app.pending);
   const legal = myTurn && sel.length > 0 && isLegal(view, sel);
@@ -389,6 +402,34 @@ function onLinkDead() {
   d.showModal();
 }
 
+// ---------------------------------------------------------------- the last trick
+
+/** The switch, and the panel while it is open (it closes when there is nothing to show). */
+function drawLastTrick() {
+  const { view, table } = app;
+  const panel = $("#last-trick");
+  const usable = renderLastTrickButton($("#btn-last-trick"), { view, last: lastTrick });
+  if (!usable) toggleLastTrick(false);
+  else if (!panel.hidden) renderLastTrick(panel, { view, table, last: lastTrick });
+}
+
+function toggleLastTrick(open = $("#last-trick").hidden) {
+  const panel = $("#last-trick");
+  const button = $("#btn-last-trick");
+  if (open && (!app.view || button.getAttribute("aria-disabled") === "true")) {
+    toast(t("lastTrick.none"));
+    return;
+  }
+  panel.hidden = !open;
+  button.setAttribute("aria-expanded", String(open));
+  if (!open) return;
+  renderLastTrick(panel, { view: app.view, table: app.table, last: lastTrick });
+  // Over the table, between the top bar and our strip: the hand and buttons stay usable.
+  const area = els.table.getBoundingClientRect();
+  panel.style.top = `${Math.round(area.top + 4)}px`;
+  panel.style.maxHeight = `${Math.round(area.height - 8)}px`;
+}
+
 // ---------------------------------------------------------------- emotes
 
 function toggleEmotes(open = els.emotePicker.hidden) {
@@ -411,6 +452,12 @@ function bindInput() {
   $("#btn-rules").addEventListener("click", () => showRules(els.rulesSheet, $("#rules-page")).catch((e) => toast(String(e))));
   $("#btn-invite").addEventListener("click", openInvites);
   $("#btn-history").addEventListener("click", () => openHistory());
+  $("#btn-last-trick").addEventListener("click", () => toggleLastTrick());
+  // A tap on the panel (or anywhere else but its switch) puts it away.
+  document.addEventListener("pointerdown", (e) => {
+    if (!$("#last-trick").hidden && !e.target.closest("#btn-last-trick")) toggleLastTrick(false);
+  });
+  $("#btn-auto").addEventListener("click", () => app.view && sendSeatAction(autoRequest(app.table, app.view)));
   renderEmotePicker(els.emotePicker, (emote) => {
     send({ type: "emote", emote });
     toggleEmotes(false);
@@ -430,6 +477,8 @@ function bindInput() {
     clear: () => hand.clear(),
     emotesOpen: () => !els.emotePicker.hidden,
     closeEmotes: () => toggleEmotes(false),
+    lastTrick: () => toggleLastTrick(),
+    closePanels: () => toggleLastTrick(false),
   });
 }
 

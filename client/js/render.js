@@ -4,6 +4,7 @@
 import { RANKS, cardBack, cardElement, rankLabel, sortCodes } from "./cards.js";
 import { cardName, t } from "./i18n.js";
 import { isPlaceholder } from "./names.js";
+import { scoreboard } from "./scoreboard.js";
 
 export const $ = (sel, root = document) => root.querySelector(sel);
 
@@ -242,6 +243,8 @@ export function renderResult(el, { view, table, onNext, onNewMatch, onClose }) {
     h("tbody", {}, rows),
   );
   const parts = [head, h("div", { class: "table-scroll" }, tableEl)];
+  // At the match's end, every deal of it; the server's results, newest last.
+  if (view.match_over && view.results.length > 1) parts.push(scoreboard(view.results, { nameOf: (s) => seatName(table, view, s), me }));
   if (view.match_over) {
     const names = view.winners.map((s) => seatName(table, view, s));
     const youWon = view.winners.includes(me);

@@ -39,6 +39,7 @@ export class SettingsSheet {
     $("#opt-counter", dialog).addEventListener("change", (e) => this.setDisplay({ counter: e.target.checked }));
     $("#opt-sound", dialog).addEventListener("change", (e) => this.setDisplay({ sound: e.target.checked }));
     $("#opt-autopass", dialog).addEventListener("change", (e) => this.setDisplay({ autoPass: e.target.checked }));
+    $("#opt-smart", dialog).addEventListener("change", (e) => this.setDisplay({ smartSelect: e.target.checked }));
   }
 
   open() {
@@ -135,6 +136,7 @@ export class SettingsSheet {
     $("#opt-counter", d).checked = s.counter;
     $("#opt-sound", d).checked = s.sound;
     $("#opt-autopass", d).checked = s.autoPass;
+    $("#opt-smart", d).checked = s.smartSelect !== false;
   }
 
   stage(patch) {

@@ -16,6 +16,7 @@ export const DEFAULT_SETTINGS = Object.freeze({
   sort: "rank",
   counter: true,
   autoPass: true,
+  smartSelect: true, // a tap selects a whole listed play (smartselect.js)
   name: "", // empty: the server's placeholder ("Player n" in our language)
 });
 

@@ -30,6 +30,7 @@ __all__ = [
     "Resync",
     "SeatRequest",
     "SendEmote",
+    "SetAuto",
     "StandinDue",
     "Stop",
     "Submit",
@@ -53,6 +54,13 @@ class AskHint:
 @dataclass(frozen=True, slots=True)
 class Back:
     """ "I'm back": the seat's human takes it back from the stand-in."""
+
+
+@dataclass(frozen=True, slots=True)
+class SetAuto:
+    """托管: the seat's human hands it to the stand-in (``on``) or takes it back."""
+
+    on: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +97,7 @@ class SendEmote:
 
 
 # A change of who sits where (``seat_requests``): hand-back, or one of the host's controls.
-SeatRequest = Back | InviteSeat | MakeBot | OpenSeat | WatchLink
+SeatRequest = Back | SetAuto | InviteSeat | MakeBot | OpenSeat | WatchLink
 
 # What a human seat may ask of its table: an engine action, a table change, a seat
 # change, a hint or an emote.

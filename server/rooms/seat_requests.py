@@ -16,7 +16,8 @@ from collections.abc import Callable
 
 import msgspec
 
-from .commands import Back, InviteSeat, MakeBot, OpenSeat, SeatRequest
+from .clock import AUTO_AFTER
+from .commands import Back, InviteSeat, MakeBot, OpenSeat, SeatRequest, SetAuto
 from .log import TableMeta
 from .seating import (
     HOST_SEAT,
@@ -31,7 +32,7 @@ from .seating import (
 from .tokens import hash_token, new_token
 from .updates import InviteIssued
 
-__all__ = ["renamed", "seat_change", "with_bot_speed"]
+__all__ = ["renamed", "seat_change", "set_auto", "with_bot_speed"]
 
 
 def seat_change(
@@ -49,6 +50,8 @@ def seat_change(
     """
     if isinstance(request, Back):
         return hand_back(meta, actor), None
+    if isinstance(request, SetAuto):
+        return set_auto(meta, actor, on=request.on), None
     if isinstance(request, MakeBot):
         return make_bot(meta, actor, request.seat, present=present(request.seat)), None
     token = new_token()
@@ -60,6 +63,21 @@ def seat_change(
         return meta, InviteIssued(meta.id, request.seat, token)
     meta = set_watch_link(meta, actor, hash_token(token))
     return meta, InviteIssued(meta.id, None, token)
+
+
+def set_auto(meta: TableMeta, seat: int, *, on: bool) -> TableMeta:
+    """托管 asked by ``seat``'s own human: on, the seat counts as stood in for
+    ``AUTO_AFTER`` turns in a row, so the stand-in plays it at once from now on (the
+    same state three timed-out turns lead to); off, it is handed back."""
+    if not on:
+        return hand_back(meta, seat)
+    current = meta.seats[seat]
+    if current.standins >= AUTO_AFTER:
+        return meta
+    seats = [
+        msgspec.structs.replace(s, standins=AUTO_AFTER) if s.seat == seat else s for s in meta.seats
+    ]
+    return msgspec.structs.replace(meta, seats=seats)
 
 
 def with_bot_speed(meta: TableMeta, actor: int, ms: int, version: int) -> TableMeta:

@@ -9,6 +9,7 @@ on unless a test asks otherwise, so nothing waits for an animation.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -73,7 +74,8 @@ def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
     """Factory: a page in a fresh browser context (own localStorage), errors collected.
 
     Any uncaught page error fails the test at teardown.  Auto-pass starts off (unless
-    ``auto_pass``) so a test that passes by hand is not raced by the automatic pass.
+    ``auto_pass``) so a test that passes by hand is not raced by the automatic pass, and
+    smart select (unless ``smart_select``) so a tap toggles the one card a test names.
     """
     contexts: list[Any] = []
     errors: list[str] = []
@@ -84,6 +86,7 @@ def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
         locale: str = "en-US",
         reduced_motion: str = "reduce",
         auto_pass: bool = False,
+        smart_select: bool = False,
     ) -> Any:
         context = browser.new_context(
             viewport={"width": width, "height": height},
@@ -91,10 +94,14 @@ def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
             reduced_motion=reduced_motion,
         )
         contexts.append(context)
-        if not auto_pass:
+        first = {
+            **({} if auto_pass else {"autoPass": False}),
+            **({} if smart_select else {"smartSelect": False}),
+        }
+        if first:
             context.add_init_script(
                 "try { if (!localStorage.getItem('pdk.settings'))"
-                " localStorage.setItem('pdk.settings', JSON.stringify({autoPass: false}));"
+                f" localStorage.setItem('pdk.settings', JSON.stringify({json.dumps(first)}));"
                 " } catch (e) { /* about:blank has no storage */ }"
             )
         page = context.new_page()

@@ -10,7 +10,7 @@ import pytest
 from room_helpers import START, FakeClock, Socket, new_table, seed_where_leader_is
 
 from server.engine import NextDeal, Pass, Play
-from server.rooms.commands import Back, SendEmote
+from server.rooms.commands import Back, SendEmote, SetAuto
 from server.rooms.registry import Registry
 from server.rooms.room import Room
 from server.rooms.store import TableStore
@@ -239,3 +239,58 @@ async def test_emotes_reach_every_seat_and_are_rate_limited_per_seat(
     clock.advance(2)
     room.submit(friend.conn, 0, SendEmote("clap"))
     assert (await host.next("emote"))["emote"] == "clap"
+
+
+async def test_auto_hands_my_connected_seat_to_the_stand_in_until_i_take_it_back(
+    store: TableStore, registry: Registry, clock: FakeClock
+) -> None:
+    room, host, friend, frame = await two_friends(store, registry)
+    # 托管 on, at the friend's own turn: the stand-in plays it at once, no clock needed.
+    assert frame["view"]["turn"] == 1
+    room.submit(friend.conn, frame["version"], SetAuto(on=True))
+    played = await host.state_where(lambda f: f["version"] > frame["version"])
+    assert played["view"]["moves"][0]["seat"] == 1
+    assert seats(played)[1]["on_auto"] is True
+    assert seats(played)[1]["connected"] is True
+    stored = await store.load_meta(room.id)
+    assert stored is not None
+    assert stored.seats[1].standins >= 3
+    # Its next turns too, while the friend's socket stays open and time stands still.
+    turn = await host_plays_until_friends_turn(room, host, played)
+    assert turn["table"]["clock"] is None
+    again = await host.state_where(lambda f: f["version"] > turn["version"])
+    assert again["events"][0]["seat"] == 1
+    # Off: the seat is the friend's again, and their own play is accepted.
+    steady = again
+    while steady["view"]["turn"] != 0 and steady["view"]["result"] is None:
+        steady = await host.next("state")
+    room.submit(friend.conn, steady["version"], SetAuto(on=False))
+    back = await host.state_where(lambda f: not seats(f)[1]["on_auto"])
+    assert seats(back)[1]["auto"] is False
+    turn = await host_plays_until_friends_turn(room, host, back)
+    assert turn["table"]["clock"] is not None  # a human's turn again: the clock runs
+    mine = await friend.state_where(lambda f: f["version"] == turn["version"])
+    hints = mine["view"]["hints"]
+    room.submit(
+        friend.conn, turn["version"], Play(seat=1, cards=hints[0]) if hints else Pass(seat=1)
+    )
+    after = await host.state_where(lambda f: f["version"] > turn["version"])
+    assert after["events"][0]["seat"] == 1
+    assert seats(after)[1]["auto"] is False
+
+
+async def test_auto_asked_twice_or_off_when_not_on_changes_nothing_stored(
+    store: TableStore, registry: Registry, clock: FakeClock
+) -> None:
+    room, host, friend, frame = await two_friends(store, registry, seed=seed_where_leader_is(0))
+    room.submit(friend.conn, frame["version"], SetAuto(on=False))
+    same = await host.next("state")
+    assert seats(same)[1]["on_auto"] is False
+    room.submit(friend.conn, frame["version"], SetAuto(on=True))
+    room.submit(friend.conn, frame["version"], SetAuto(on=True))
+    on = await host.state_where(lambda f: seats(f)[1]["on_auto"])
+    assert on["version"] == frame["version"]  # not the friend's turn: nothing played
+    stored = await store.load_meta(room.id)
+    assert stored is not None
+    assert stored.seats[1].standins == 3
+    assert stored.seats[0].standins == 0

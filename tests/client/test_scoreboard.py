@@ -1,0 +1,154 @@
+"""Issue 28, card apps' deal-by-deal scoreboard: at the match's end the result sheet lists
+every deal (each seat's deal total, its bomb points, a shut-out), with the match totals,
+and the history shows the same per match.  Each cell is checked against the server's deal
+results (``view.results``); the deals are played by the stand-in (托管) to keep it short."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from client_helpers import LANGUAGES, LOCALES, SIZES, Live, shot_dir, strings, wait_joined
+
+pytestmark = pytest.mark.browser
+
+DEALS = 5
+# Seed 3: over its five deals someone is shut out and a bomb is paid (checked below).
+SEED = 3
+
+
+def signed(n: int) -> str:
+    return f"+{n}" if n > 0 else str(n)
+
+
+def play_match_on_auto(page: Any) -> dict[str, Any]:
+    """Hand our seat to the stand-in and deal on until the match is over; its last state."""
+    page.click("#btn-auto")
+    page.wait_for_function(
+        "() => { const s = pdk.state(); return s.table.seats[s.view.seat].on_auto; }"
+    )
+    for _ in range(DEALS):
+        page.wait_for_function("() => pdk.state().view.result !== null")
+        if page.evaluate("pdk.state().view.match_over"):
+            break
+        deal = page.evaluate("pdk.state().view.deal_no")
+        page.wait_for_selector("#result-sheet[open] #btn-next-deal")
+        page.click("#btn-next-deal")
+        # The stand-in may play the whole next deal before we look: wait for its number.
+        page.wait_for_function("(n) => pdk.state().view.deal_no > n", arg=deal)
+    page.wait_for_function("() => pdk.state().view.match_over")
+    page.wait_for_selector("#result-sheet[open] .scoreboard-table")
+    state: dict[str, Any] = page.evaluate("pdk.state()")
+    return state
+
+
+def board_cells(page: Any, root: str) -> list[dict[str, Any]]:
+    cells: list[dict[str, Any]] = page.eval_on_selector_all(
+        f"{root} .scoreboard-table tbody td",
+        """tds => tds.map(td => ({
+          deal: Number(td.parentElement.dataset.deal), seat: Number(td.dataset.seat),
+          total: td.querySelector('b').textContent,
+          bomb: td.querySelector('[data-mark=bomb]')?.textContent ?? null,
+          shut: td.querySelector('[data-mark=shut]')?.textContent ?? null }))""",
+    )
+    return cells
+
+
+def check_board(
+    cells: list[dict[str, Any]], results: list[dict[str, Any]], words: dict[str, str]
+) -> None:
+    assert len(cells) == 3 * len(results)
+    by_deal = {r["deal_no"]: r for r in results}
+    for cell in cells:
+        r, s = by_deal[cell["deal"]], cell["seat"]
+        assert cell["total"] == signed(r["deal_totals"][s])
+        bomb = r["bomb_points"][s]
+        expected = words["scoreboard.bomb"].replace("{n}", signed(bomb)) if bomb else None
+        assert cell["bomb"] == expected
+        assert cell["shut"] == (words["result.shutOut"] if r["shut_out"][s] else None)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_match_end_shows_every_deal_with_its_bombs_and_shut_outs(
+    lang: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
+) -> None:
+    (seat,) = live.create_table(seed=SEED, bot_speed_ms=0, deals=DEALS)
+    page = new_page(locale=LOCALES[lang])
+    page.goto(live.seat_url(seat))
+    wait_joined(page)
+    final = play_match_on_auto(page)
+    results = final["view"]["results"]
+    assert [r["deal_no"] for r in results] == list(range(1, DEALS + 1))
+    words = strings(lang)
+    check_board(board_cells(page, "#result-sheet"), results, words)
+    totals = page.eval_on_selector_all(
+        "#result-sheet .scoreboard-table tfoot td",
+        "tds => tds.map(td => [Number(td.dataset.seat), td.textContent])",
+    )
+    assert {s: text for s, text in totals} == {
+        s: signed(n) for s, n in enumerate(results[-1]["match_totals"])
+    }
+    assert page.inner_text("#result-sheet .scoreboard-table caption") == words["scoreboard.title"]
+    if lang == "en":
+        for size in ("390x844", "1280x800"):
+            width, height = SIZES[size]
+            page.set_viewport_size({"width": width, "height": height})
+            page.locator("#result-sheet .scoreboard").scroll_into_view_if_needed()
+            page.screenshot(path=str(shot_dir(tmp_path) / f"scoreboard-{size}.png"))
+    # The history shows the same board for the match.
+    page.click("#result-sheet .sheet-actions .btn")  # "View table"
+    page.click("#btn-history")
+    page.wait_for_selector("#history-sheet .scoreboard-table tbody td")
+    check_board(board_cells(page, "#history-sheet"), results, words)
+
+
+@pytest.mark.parametrize("size", ["360x740", "844x390"])
+def test_the_scoreboard_fits_a_phone(size: str, live: Live, new_page: Callable[..., Any]) -> None:
+    width, height = SIZES[size]
+    (seat,) = live.create_table(seed=SEED, bot_speed_ms=0, deals=DEALS)
+    page = new_page(width=width, height=height)
+    page.goto(live.seat_url(seat))
+    wait_joined(page)
+    play_match_on_auto(page)
+    wide = page.evaluate(
+        "() => { const s = document.querySelector('#result-sheet .scoreboard');"
+        " return s.scrollWidth - s.clientWidth; }"
+    )
+    assert wide <= 1, f"the scoreboard scrolls sideways by {wide}px"
+
+
+# Two deals as the server sends them: a bomb paid in the first, seat 2 shut out in the second.
+RESULTS = [
+    {"deal_no": 1, "winner": 0, "cards_left": [0, 3, 5], "shut_out": [False, False, False],
+     "bomb_points": [20, -10, -10], "card_points": [8, -3, -5], "deal_totals": [28, -13, -15],
+     "match_totals": [28, -13, -15]},
+    {"deal_no": 2, "winner": 1, "cards_left": [4, 0, 16], "shut_out": [False, False, True],
+     "bomb_points": [0, 0, 0], "card_points": [-4, 36, -32], "deal_totals": [-4, 36, -32],
+     "match_totals": [24, 23, -47]},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_bombs_and_shut_outs_of_known_results_are_marked_in_their_cells(
+    lang: str, live: Live, new_page: Callable[..., Any]
+) -> None:
+    (seat,) = live.create_table(seed=SEED, bot_speed_ms=0, deals=1)
+    page = new_page(locale=LOCALES[lang])
+    page.goto(live.seat_url(seat))
+    wait_joined(page)
+    page.evaluate(
+        """async (results) => {
+          const { scoreboard } = await import('/js/scoreboard.js');
+          const box = document.createElement('div');
+          box.id = 'board-probe';
+          box.append(scoreboard(results, { nameOf: (s) => `S${s}`, me: 0 }));
+          document.body.append(box);
+        }""",
+        RESULTS,
+    )
+    cells = board_cells(page, "#board-probe")
+    check_board(cells, RESULTS, strings(lang))
+    marked = {(c["deal"], c["seat"]) for c in cells if c["bomb"] or c["shut"]}
+    assert marked == {(1, 0), (1, 1), (1, 2), (2, 2)}
