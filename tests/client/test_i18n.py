@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from html.parser import HTMLParser
 
@@ -137,3 +138,18 @@ def test_rules_page_has_the_strategy_tips_and_why_48_cards(lang: str) -> None:
     page.feed((CLIENT_DIR / "rules" / f"{lang}.html").read_text("utf-8"))
     assert page.tips == ["must-beat", "bomb", "track", "endgame"]
     assert "why-48" in page.faq_ids
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_key_is_written_twice_in_a_language_file(lang: str) -> None:
+    # json.loads keeps the last of two equal keys silently: a merge that words a key
+    # twice would show whichever came later, and the other would rot unseen.
+    pairs: list[tuple[str, object]] = []
+
+    def keep(items: list[tuple[str, object]]) -> dict[str, object]:
+        pairs.extend(items)
+        return dict(items)
+
+    json.loads((CLIENT_DIR / "i18n" / f"{lang}.json").read_text("utf-8"), object_pairs_hook=keep)
+    keys = [key for key, _ in pairs]
+    assert sorted({k for k in keys if keys.count(k) > 1}) == []
