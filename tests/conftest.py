@@ -24,12 +24,13 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
 import pytest
 import redis
+import redis.asyncio as aioredis
 from hypothesis import HealthCheck, settings
 
 from server.redis_embedded import EmbeddedRedis
@@ -123,6 +124,14 @@ def redis_url(redis_server: str) -> str:
     finally:
         client.close()
     return redis_server
+
+
+@pytest.fixture
+async def client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
+    """An asyncio Redis client of the test's (emptied) database, closed after it."""
+    made = aioredis.Redis.from_url(redis_url)
+    yield made
+    await made.aclose()
 
 
 def free_port() -> int:

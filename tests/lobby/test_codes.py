@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
 
 from server.lobby.codes import ALPHABET, CHANGES, CODE_LENGTH, CodeError, Codes, normalise_code
-
-
-@pytest.fixture
-async def client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
-    redis = aioredis.Redis.from_url(redis_url)
-    yield redis
-    await redis.aclose()
 
 
 async def register(codes: Codes, table: str = "table-0001", free: int = 2) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
@@ -13,13 +12,6 @@ from server.lobby.codes import Codes
 from server.lobby.listing import LobbyBusy, LobbyFeed
 
 GUARD_SECONDS = 30.0
-
-
-@pytest.fixture
-async def client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
-    redis = aioredis.Redis.from_url(redis_url)
-    yield redis
-    await redis.aclose()
 
 
 async def test_every_watcher_of_two_processes_sees_a_table_opened_on_a_third(

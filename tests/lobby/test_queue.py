@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
@@ -33,13 +32,6 @@ def table_id() -> str:
 
 def matchmaker(redis: aioredis.Redis, most: int = 1000) -> Matchmaker:
     return Matchmaker(redis, wait_ms=WAIT, drop_ms=DROP, seat_ttl_ms=TTL, max_queued=most)
-
-
-@pytest.fixture
-async def client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
-    redis = aioredis.Redis.from_url(redis_url)
-    yield redis
-    await redis.aclose()
 
 
 def test_queues_are_per_preset_and_match_length_and_refuse_others() -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 import redis.asyncio as aioredis
 
@@ -12,13 +10,6 @@ from server.rooms.names import NameRefused
 from server.rooms.tokens import hash_token
 
 TTL = 3600
-
-
-@pytest.fixture
-async def client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
-    redis = aioredis.Redis.from_url(redis_url)
-    yield redis
-    await redis.aclose()
 
 
 async def test_a_new_player_authenticates_with_its_credential_and_redis_keeps_only_a_hash(

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
 
-import pytest
 import redis.asyncio as aioredis
 
 from server import engine
@@ -15,13 +13,6 @@ from server.rooms.tables import CreateTableRequest, build_table
 from tests.engine.playout import play_match
 
 TTL = 3600
-
-
-@pytest.fixture
-async def client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
-    redis = aioredis.Redis.from_url(redis_url)
-    yield redis
-    await redis.aclose()
 
 
 def ratings_of(client: aioredis.Redis, board_size: int = 100) -> RatingStore:

@@ -4,7 +4,6 @@ same answers as calls of their own, and a turn's bookings of many seats in one w
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as aioredis
@@ -21,13 +20,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-@pytest.fixture
-async def client(redis_url: str) -> AsyncIterator[aioredis.Redis]:
-    redis = aioredis.Redis.from_url(redis_url)
-    yield redis
-    await redis.aclose()
 
 
 async def test_takes_and_charges_through_the_group_commit_answer_as_calls_of_their_own(
