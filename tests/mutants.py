@@ -829,7 +829,7 @@ MUTANTS = [
     Mutant(
         "delta-claims-the-version-it-makes-as-its-base",
         "server/presenter.py",
-        "                    base=base_version,",
+        "                    base=None if base_version == update.version - 1 else base_version,",
         "                    base=update.version,",
         DELTA_TESTS,
     ),
