@@ -56,8 +56,15 @@ def test_three_browsers_pressing_quick_match_end_up_at_one_table(
             " return s && !old.includes(s.table); }",
             arg=list(before),
         )
-        state = wait_joined(page)
-        sessions.append((page.evaluate(SESSION_JS)["table"], state["view"]["seat"]))
+        # The page still shows its solo table until the new one's first state: wait
+        # for a state of the matched table, not for any state.
+        table = page.evaluate(SESSION_JS)["table"]
+        page.wait_for_function(
+            "(t) => { const s = pdk.state();"
+            " return !!(s && s.view && s.table && s.table.id === t); }",
+            arg=table,
+        )
+        sessions.append((table, page.evaluate("() => pdk.state().view.seat")))
     assert len({table for table, _ in sessions}) == 1
     assert sorted(seat for _, seat in sessions) == [0, 1, 2]
     # Each sees the others by the names their players chose (the server's identities).
