@@ -57,7 +57,7 @@ import websockets
 from server import engine
 from server.redis_embedded import exit_with_parent
 from server.rooms.log import Replay, TableMeta
-from server.rooms.store import TableStore
+from server.rooms.store import Redis, TableStore
 
 __all__ = ["main"]
 
@@ -296,6 +296,14 @@ class Audit:
     async def run(self, server: Server, tables: list[Seen]) -> bool:
         """One round over every table; False (nothing counted) if Redis is down now."""
         client = aioredis.Redis(unix_socket_path=str(server.data_dir / "redis.sock"))
+        try:
+            return await self.run_on(client, tables)
+        finally:
+            await client.aclose()
+
+    async def run_on(self, client: Redis, tables: list[Seen]) -> bool:
+        """``run`` reading the tables through ``client``: any Redis the store runs on (one
+        node, a Sentinel primary, a Redis Cluster).  The caller closes ``client``."""
         store = TableStore(client, 7 * 24 * 3600)
         try:
             for seen in tables:
@@ -311,7 +319,6 @@ class Audit:
                 self.check(seen, snapshot, *loaded)
         finally:
             await store.aclose()
-            await client.aclose()
         self.rounds += 1
         return True
 

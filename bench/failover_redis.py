@@ -58,11 +58,9 @@ import websockets
 from bench.chaos import Audit, Seen, Server, create_table, next_move, play
 from bench.sentinel_group import SentinelGroup
 from bench.server import proc_cpu_seconds
-from server.rooms.store import TableStore
 
 __all__ = ["main"]
 
-STORE_TTL = 7 * 24 * 3600
 # A kill's round gives up (and the run fails loudly) after this long without play.
 RESUME_GIVE_UP_SECONDS = 60.0
 
@@ -85,31 +83,17 @@ async def _stored_lengths(group: SentinelGroup, tables: list[Seen]) -> list[int]
 
 
 async def _audit(group: SentinelGroup, audit: Audit, tables: list[Seen]) -> bool:
-    """One audit round against the current primary; False if none answers now."""
+    """One audit round (``bench.chaos``'s) against the current primary; False if none
+    answers now."""
     try:
         port = await asyncio.to_thread(group.primary)
     except (redis.RedisError, OSError):
         return False
     client = aioredis.Redis(port=port)
-    store = TableStore(client, STORE_TTL)
     try:
-        for seen in tables:
-            snapshot, seen.views = seen.views, {}
-            try:
-                loaded = await store.load(seen.table)
-            except (OSError, aioredis.RedisError):
-                for version, views in snapshot.items():
-                    seen.views.setdefault(version, []).extend(views)
-                return False
-            if loaded is None:
-                audit.lost += max(snapshot, default=0)
-                continue
-            audit.check(seen, snapshot, *loaded)
+        return await audit.run_on(client, tables)
     finally:
-        await store.aclose()
         await client.aclose()
-    audit.rounds += 1
-    return True
 
 
 async def kills(args: argparse.Namespace) -> dict[str, Any]:
