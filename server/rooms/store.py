@@ -43,6 +43,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from server import metrics
 
+from .cluster_replica_ack import ClusterReplicaAck
 from .group_commit import GroupCommit
 from .log import LogEntry, TableMeta
 from .redis_failover import ReplicaAck, ReplicaAckTimeout
@@ -259,8 +260,6 @@ class TableStore:
         ttl_for: Callable[[int], int] | None = None,
         replica_ack: ReplicaAck | None = None,
     ) -> None:
-        if replica_ack is not None and not isinstance(redis, aioredis.Redis):
-            raise StoreError("replica acknowledgement needs one primary (plain or Sentinel)")
         self._redis = redis
         self._replica_ack = replica_ack
         self._ttl = ttl_seconds
@@ -277,7 +276,13 @@ class TableStore:
         # Every script call of every table of this process (appends, loads, leases)
         # shares pipelines (see group_commit); on Redis Cluster each table's slot may
         # live on another node, so they go alone.
-        self._batch = GroupCommit(redis, replica_ack) if isinstance(redis, aioredis.Redis) else None
+        # With a replica acknowledgement each slot's calls and their WAIT go together
+        # to the slot's primary instead (``cluster_replica_ack``).
+        self._batch: GroupCommit | ClusterReplicaAck | None = None
+        if isinstance(redis, aioredis.Redis):
+            self._batch = GroupCommit(redis, replica_ack)
+        elif replica_ack is not None:
+            self._batch = ClusterReplicaAck(redis, replica_ack)
         # ``run_script``'s calls (seat budgets, a join's reads) batch the same way on a
         # connection of their own: Redis reads 16 KB of a connection per turn of its
         # loop, and the tables' appends must not queue behind a thousand bookings.
@@ -324,6 +329,8 @@ class TableStore:
         ack = self._replica_ack
         if ack is None:
             return bool(await self._redis.set(key, value, ex=ttl, nx=True))
+        if isinstance(self._batch, ClusterReplicaAck):
+            return bool(await self._batch.command(key, "SET", key, value, "EX", ttl, "NX"))
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.set(key, value, ex=ttl, nx=True)
             pipe.execute_command("WAIT", ack.replicas, ack.timeout_ms)
