@@ -91,6 +91,8 @@ class RedisClusterGroup:
         self.node_timeout_ms = node_timeout_ms
         self.ports = _free_ports(2 * primaries)
         self._nodes: dict[int, subprocess.Popen[bytes]] = {}
+        # Nodes stopped by ``pause_replica``: asking them would only time out.
+        self._paused: set[int] = set()
 
     @property
     def url(self) -> str:
@@ -148,7 +150,7 @@ class RedisClusterGroup:
     def owner(self, key: str) -> int:
         """The port of the primary that owns ``key``'s slot, as a live node says."""
         slot = key_slot(key.encode())
-        for port in self._nodes:
+        for port in self._live():
             with contextlib.suppress(redis.RedisError, OSError):
                 for first, last, primary, *_ in self._command(port, "CLUSTER SLOTS"):
                     if int(first) <= slot <= int(last):
@@ -157,7 +159,7 @@ class RedisClusterGroup:
 
     def replica_of(self, primary: int) -> int:
         """The port of the replica that follows ``primary``."""
-        for port in self._nodes:
+        for port in self._live():
             if port == primary:
                 continue
             with contextlib.suppress(redis.RedisError, OSError):
@@ -202,6 +204,7 @@ class RedisClusterGroup:
         primary's later writes reach no replica.  The replica's port."""
         replica = self.replica_of(primary)
         self._nodes[replica].send_signal(signal.SIGSTOP)
+        self._paused.add(replica)
         client = redis.Redis(port=primary)
         try:
             client.client_kill_filter(_type="replica")
@@ -212,6 +215,7 @@ class RedisClusterGroup:
     def resume_replica(self, port: int) -> None:
         """SIGCONT the node on ``port`` (``pause_replica`` undone)."""
         self._nodes[port].send_signal(signal.SIGCONT)
+        self._paused.discard(port)
 
     def llen(self, port: int, key: str) -> int:
         """LLEN of ``key`` as the node on ``port`` holds it, replica or not."""
@@ -242,6 +246,9 @@ class RedisClusterGroup:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def _live(self) -> list[int]:
+        return [port for port in self._nodes if port not in self._paused]
 
     @staticmethod
     def _command(port: int, *args: Any) -> Any:
