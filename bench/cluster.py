@@ -26,7 +26,10 @@ p99 round trip; the 1-minute load average before and after.
     python -m bench.cluster --proxy --server-root /tmp/base   # another checkout, same bench
 
 ``--pin`` pins server process ``i`` to CPU ``i % cpus`` (sched_setaffinity, as
-``taskset -c`` would), so on a small machine processes do not wander.  Bounded:
+``taskset -c`` would), so on a small machine processes do not wander.  Given
+more CPUs than the most processes asked for (``taskset -c`` on the bench limits
+what it is given), server ``i`` gets CPU ``i`` to itself and the bench (the
+client), Redis and nginx keep to the rest.  Bounded:
 each run stops after ``--duration`` seconds; everything binds 127.0.0.1 and is
 stopped on exit.  A benchmark, not a test: it asserts nothing.
 """
@@ -100,9 +103,10 @@ def start_servers(
     root: Path = REPO_ROOT,
     pin: bool = False,
     extra: Sequence[str] = (),
+    cores: Sequence[int] = (),
 ) -> list[tuple[subprocess.Popen[bytes], str]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PAODEKUAI_")}
-    cpus = sorted(os.sched_getaffinity(0))
+    cpus = list(cores) or sorted(os.sched_getaffinity(0))
     started = []
     for index in range(count):
         port = free_port()
@@ -270,7 +274,7 @@ async def run_once(
     client = redis.Redis.from_url(redis_url)
     client.flushdb()
     root: Path = args.server_root
-    started = start_servers(processes, redis_url, logs, root, args.pin)
+    started = start_servers(processes, redis_url, logs, root, args.pin, cores=args.server_cores)
     proxy: subprocess.Popen[bytes] | None = None
     try:
         urls = [url for _, url in started]
@@ -494,6 +498,15 @@ def main(argv: list[str] | None = None) -> int:
         "--kills", type=int, default=0, help="then SIGKILL the owner this many times (3 processes)"
     )
     args = parser.parse_args(argv)
+    args.server_cores = []
+    if args.pin:
+        cores = sorted(os.sched_getaffinity(0))
+        most = max(args.processes)
+        if len(cores) > most:
+            # A core for each server alone: this process (the client), Redis and nginx,
+            # its children, keep to the cores left over.
+            args.server_cores = cores[:most]
+            os.sched_setaffinity(0, cores[most:])
     print(
         f"# {platform.node()} {platform.machine()} cpus={os.cpu_count()} "
         f"python={platform.python_version()} load={os.getloadavg()}",
