@@ -791,6 +791,13 @@ MUTANTS = [
         ["tests/rooms/test_redis_failover.py"],
     ),
     Mutant(
+        "cluster-replica-ack-ignores-a-short-wait",
+        "server/rooms/cluster_replica_ack.py",
+        "        elif int(waited) < ack.replicas:\n",
+        "        elif False:\n",
+        ["tests/rooms/test_cluster_replica_ack.py"],
+    ),
+    Mutant(
         "tables-any-preset",
         "server/rooms/tables.py",
         '        _one_of("rules", self.rules, engine.PRESETS)\n',
