@@ -24,8 +24,9 @@ On a single Redis (not Cluster) the script calls of all tables (appends, loads,
 lease acquisitions and renewals) go out together, one pipeline per Redis fsync
 (``group_commit``); each still waits for its own reply, so nothing is
 acknowledged before Redis holds it.  With a ``ReplicaAck`` nothing is acknowledged
-before that many replicas hold it too (``redis_failover``): a Redis failover then
-loses no action a player was told of.
+before that many replicas hold it too (``redis_failover``; on Redis Cluster,
+``cluster_replica_ack``): a Redis failover then loses no action a player was
+told of.
 """
 
 from __future__ import annotations
