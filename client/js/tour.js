@@ -89,10 +89,10 @@ export class Tour {
     }
     ring.hidden = false;
     const box = {
-      left: Math.max(2, r.left - 4),
-      top: Math.max(2, r.top - 4),
-      right: Math.min(W - 2, r.right + 4),
-      bottom: Math.min(H - 2, r.bottom + 4),
+      left: Math.max(0, r.left - 4),
+      top: Math.max(0, r.top - 4),
+      right: Math.min(W, r.right + 4),
+      bottom: Math.min(H, r.bottom + 4),
     };
     Object.assign(ring.style, {
       left: `${box.left}px`,
