@@ -161,7 +161,8 @@ def test_large_cards_still_fit_a_full_hand(
     assert large["rank"] > normal["rank"]
     if size != "360x740":
         assert large["width"] > normal["width"]
-    page.screenshot(path=str(shot_dir(tmp_path) / f"cards-large-{size}.png"))
+    if size in ("390x844", "1280x800"):
+        page.screenshot(path=str(shot_dir(tmp_path) / f"cards-large-{size}.png"))
     # Kept over a reload.
     page.reload()
     wait_joined(page)
@@ -192,6 +193,10 @@ def test_high_contrast_gives_cards_and_buttons_aa_contrast(
     assert failing == [], failing[:8]
     if not four_colour:
         page.screenshot(path=str(shot_dir(tmp_path) / "high-contrast-390x844.png"))
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.wait_for_function("() => innerWidth === 1280")
+        assert page.evaluate(CONTRAST_JS, ["#hand .card .rank", "#controls .btn > span"])
+        page.screenshot(path=str(shot_dir(tmp_path) / "high-contrast-1280x800.png"))
     page.reload()
     wait_joined(page)
     assert page.evaluate("document.body.classList.contains('high-contrast')")
@@ -208,7 +213,7 @@ def test_without_high_contrast_the_faces_are_not_what_it_measures(
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_display_options_read_in_every_language(
-    lang: str, live: Live, new_page: Callable[..., Any]
+    lang: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
 ) -> None:
     page = open_table(live, new_page, locale=LOCALES[lang])
     words = strings(lang)
@@ -229,3 +234,9 @@ def test_the_display_options_read_in_every_language(
         " return b.scrollWidth - b.clientWidth; }"
     )
     assert wide <= 0
+    if lang == "en":
+        for size in ("390x844", "1280x800"):
+            width, height = SIZES[size]
+            page.set_viewport_size({"width": width, "height": height})
+            page.locator("#btn-tour").scroll_into_view_if_needed()
+            page.screenshot(path=str(shot_dir(tmp_path) / f"settings-display-{size}.png"))
