@@ -53,6 +53,10 @@ import {
   watchedView,
 } from "./seats.js";
 import { SettingsSheet } from "./settings.js";
+import { Celebration, moments } from "./celebrate.js";
+import { callOut, setCallouts } from "./callouts.js";
+import { applyCardDisplay } from "./display.js";
+import { Tour } from "./tour.js";
 import { initLobby, showRatingChange } from "./lobby.js";
 import { bindNarration, narrate, toast } from "./narrate.js";
 import { cue, played, setSound } from "./sound.js";
@@ -76,6 +80,14 @@ bindConnection({
 });
 bindActions({ hand, redraw: updateControls });
 const lastTrick = new LastTrick();
+// Over the table's box: never over the status line, the hand or the buttons.
+const celebration = new Celebration($("#celebration"), () => els.table.getBoundingClientRect());
+const tour = new Tour($("#tour"), {
+  onShown: () => {
+    app.settings.tourSeen = true;
+    saveSettings(app.settings);
+  },
+});
 bindHostPanel({ confirm: confirmDialog });
 
 // "Passed automatically" stays in the status line a moment: the trick may clear at once.
@@ -151,10 +163,13 @@ function onState(msg) {
   const autoPassed = autoPass.madeSince(view, key, before);
   if (autoPassed) noteAutoPass();
   if (prev) narrate(msg.events || [], view, msg.table, autoPassed);
+  if (prev) callOut(msg.events);
   if (newDeal) hand.clear();
   hand.setCards(view.hand, app.settings.sort, { enter: newDeal ? view.hand : [] });
   render(fresh);
   if (prev) animate(msg.events || [], view);
+  if (prev) celebration.show(moments(msg.events, view), { view, table: msg.table });
+  if (!app.settings.tourSeen && !view.watching && !document.querySelector("dialog[open]")) tour.start();
   autoPass.consider({ view, version: msg.version, dealKey: key, enabled: app.settings.autoPass });
   syncName();
 
@@ -306,6 +321,7 @@ function openResult() {
   drawResult();
   for (const d of document.querySelectorAll("dialog[open]")) if (d !== els.resultSheet) d.close();
   if (!els.resultSheet.open) els.resultSheet.showModal();
+  celebration.raise();
   const won = app.view.match_over ? app.view.winners.includes(app.view.seat) : app.view.result.winner === app.view.seat;
   cue(won ? "win" : "lose");
   els.resultSheet.querySelector(".btn-play")?.focus();
@@ -335,6 +351,7 @@ const settings = new SettingsSheet({
       hand.relabel();
     }
     applyDisplay();
+    if (patch.cardSize) hand.redraw();
     settings.sync(app.settings);
   },
   onSpeed: (ms) => {
@@ -360,7 +377,9 @@ const settings = new SettingsSheet({
 function applyDisplay() {
   const s = app.settings;
   document.body.classList.toggle("four-colour", s.fourColour);
+  applyCardDisplay(s);
   setSound(s.sound);
+  setCallouts(s);
   if (app.view) {
     hand.setCards(app.view.hand, s.sort);
     render();
@@ -449,6 +468,7 @@ function bindInput() {
   els.continue.addEventListener("click", nextDeal);
   els.showResult.addEventListener("click", openResult);
   $("#btn-settings").addEventListener("click", () => settings.open());
+  $("#btn-tour").addEventListener("click", () => tour.start());
   $("#btn-rules").addEventListener("click", () => showRules(els.rulesSheet, $("#rules-page")).catch((e) => toast(String(e))));
   $("#btn-invite").addEventListener("click", openInvites);
   $("#btn-history").addEventListener("click", () => openHistory());
@@ -537,6 +557,8 @@ Object.defineProperty(window, "pdk", {
     state: () => ({ version: app.version, view: app.view, table: app.table, net: app.net.state, lang: language() }),
     // The cues played so far (names), to check the sound setting is honoured.
     sounds: () => [...played()],
+    // The celebrations shown so far ({kind, seats, text}), newest last.
+    celebrations: () => celebration.log.map((c) => ({ ...c })),
   }),
 });
 

@@ -32,7 +32,7 @@ export function narrate(events, view, table, autoPassed = false) {
         break;
       case "last_card":
         lines.push(t(ev.seat === view.seat ? "say.youLastCard" : "say.lastCard", { name: name(ev.seat) }));
-        if (ev.seat !== view.seat) cue("lastCard");
+        // Its call-out (spoken or a beep) is callouts.js's.
         break;
       case "bomb_paid":
         lines.push(t(ev.seat === view.seat ? "say.youBombPaid" : "say.bombPaid", { name: name(ev.seat), n: ev.points[ev.seat] }));

@@ -40,6 +40,9 @@ export class SettingsSheet {
     $("#opt-sound", dialog).addEventListener("change", (e) => this.setDisplay({ sound: e.target.checked }));
     $("#opt-autopass", dialog).addEventListener("change", (e) => this.setDisplay({ autoPass: e.target.checked }));
     $("#opt-smart", dialog).addEventListener("change", (e) => this.setDisplay({ smartSelect: e.target.checked }));
+    $("#card-size-select", dialog).addEventListener("change", (e) => this.setDisplay({ cardSize: e.target.value }));
+    $("#opt-contrast", dialog).addEventListener("change", (e) => this.setDisplay({ highContrast: e.target.checked }));
+    $("#callout-select", dialog).addEventListener("change", (e) => this.setDisplay({ callouts: e.target.value }));
   }
 
   open() {
@@ -137,6 +140,9 @@ export class SettingsSheet {
     $("#opt-sound", d).checked = s.sound;
     $("#opt-autopass", d).checked = s.autoPass;
     $("#opt-smart", d).checked = s.smartSelect !== false;
+    $("#card-size-select", d).value = s.cardSize === "large" ? "large" : "normal";
+    $("#opt-contrast", d).checked = s.highContrast === true;
+    $("#callout-select", d).value = s.callouts === "sounds" ? "sounds" : "voice";
   }
 
   stage(patch) {

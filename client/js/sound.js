@@ -54,14 +54,15 @@ const CUES = {
   lose: () => [392, 330, 262].forEach((f, i) => tone(f, i * 0.13, 0.22)),
 };
 
-// The names of the cues actually played (the newest 50), for the page's read-only state.
+// The names of the cues actually played (the newest 200: more than a deal makes), for the
+// page's read-only state.
 const log = [];
 export const played = () => log;
 
 export function cue(name) {
   if (!enabled || !navigator.userActivation?.hasBeenActive || !CUES[name]) return;
   log.push(name);
-  if (log.length > 50) log.shift();
+  if (log.length > 200) log.shift();
   try {
     CUES[name]?.();
   } catch {

@@ -18,6 +18,10 @@ export const DEFAULT_SETTINGS = Object.freeze({
   autoPass: true,
   smartSelect: true, // a tap selects a whole listed play (smartselect.js)
   name: "", // empty: the server's placeholder ("Player n" in our language)
+  cardSize: "normal", // "normal" | "large" (display.js)
+  highContrast: false,
+  callouts: "voice", // "voice" (spoken where the browser can) | "sounds" (callouts.js)
+  tourSeen: false, // the first-game tour was shown (tour.js)
 });
 
 function read(key) {

@@ -107,6 +107,15 @@ RECORD_SENT_JS = """(() => {
 })()"""
 
 
+# An init script for a context a test makes itself: the first-game tour counts as seen
+# (new_page does this unless asked for the tour).
+TOUR_SEEN_JS = (
+    "try { if (!localStorage.getItem('pdk.settings'))"
+    " localStorage.setItem('pdk.settings', JSON.stringify({tourSeen: true}));"
+    " } catch (e) { /* about:blank has no storage */ }"
+)
+
+
 def record_sent_frames(page: Any) -> None:
     """Record what the page sends from its next load on (``sent_types`` reads it)."""
     page.context.add_init_script(RECORD_SENT_JS)

@@ -75,7 +75,8 @@ def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
 
     Any uncaught page error fails the test at teardown.  Auto-pass starts off (unless
     ``auto_pass``) so a test that passes by hand is not raced by the automatic pass, and
-    smart select (unless ``smart_select``) so a tap toggles the one card a test names.
+    smart select (unless ``smart_select``) so a tap toggles the one card a test names, and
+    the first-game tour counts as seen (unless ``tour``) so its dialog covers nothing.
     """
     contexts: list[Any] = []
     errors: list[str] = []
@@ -87,6 +88,7 @@ def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
         reduced_motion: str = "reduce",
         auto_pass: bool = False,
         smart_select: bool = False,
+        tour: bool = False,
     ) -> Any:
         context = browser.new_context(
             viewport={"width": width, "height": height},
@@ -97,6 +99,7 @@ def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
         first = {
             **({} if auto_pass else {"autoPass": False}),
             **({} if smart_select else {"smartSelect": False}),
+            **({} if tour else {"tourSeen": True}),
         }
         if first:
             context.add_init_script(

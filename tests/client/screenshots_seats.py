@@ -10,11 +10,18 @@ Run against a live server (it opens tables over HTTP and plays them in Chromium)
 from __future__ import annotations
 
 import sys
+from typing import Any
 
-from client_helpers import Live
+from client_helpers import TOUR_SEEN_JS, Live
 from playwright.sync_api import Page, sync_playwright
 
 VIEWPORT = {"width": 390, "height": 844}
+
+
+def seen(context: Any) -> Any:
+    """A context whose pages skip the first-game tour (it would cover the table)."""
+    context.add_init_script(TOUR_SEEN_JS)
+    return context
 
 
 def host_plays_until(page: Page, until: str) -> None:
@@ -52,7 +59,7 @@ def main(url: str, out: str) -> None:
         seats = live.create_table(
             humans=2, bots=["normal"], deals=5, bot_speed_ms=600, turn_seconds=30
         )
-        pages = [browser.new_context(viewport=VIEWPORT).new_page() for _ in range(2)]
+        pages = [seen(browser.new_context(viewport=VIEWPORT)).new_page() for _ in range(2)]
         for page, seat in zip(pages, seats, strict=True):
             page.goto(live.seat_url(seat))
         pages[0].wait_for_function("() => pdk.state().view && pdk.state().table.clock")
@@ -67,7 +74,7 @@ def main(url: str, out: str) -> None:
             humans=2, bots=["normal"], deals=5, bot_speed_ms=600,
             turn_seconds=5, grace_seconds=5,
         )  # fmt: skip
-        host, friend = (browser.new_context(viewport=VIEWPORT).new_page() for _ in range(2))
+        host, friend = (seen(browser.new_context(viewport=VIEWPORT)).new_page() for _ in range(2))
         host.goto(live.seat_url(seats[0]))
         friend.goto(live.seat_url(seats[1]))
         host.wait_for_function("() => pdk.state().view && pdk.state().table.seats[1].connected")
@@ -83,7 +90,7 @@ def main(url: str, out: str) -> None:
         host.wait_for_selector('.host-seat[data-seat="1"] input')
         host.click('[data-action="watch_link"]')
         host.wait_for_selector(".host-watch input")
-        watcher = browser.new_context(viewport=VIEWPORT).new_page()
+        watcher = seen(browser.new_context(viewport=VIEWPORT)).new_page()
         watcher.goto(host.input_value(".host-watch input"))
         watcher.wait_for_function("() => pdk.state().view && pdk.state().view.watching")
         host.wait_for_function("() => pdk.state().table.spectators === 1")

@@ -9,6 +9,7 @@ from typing import Any
 
 from client_helpers import (
     MAX_OWN_TURNS,
+    TOUR_SEEN_JS,
     WAIT_MS,
     Live,
     state,
@@ -61,6 +62,8 @@ def test_one_friend_closes_the_tab_the_other_plays_on_and_the_first_comes_back(
     friend_context = browser.new_context(
         viewport={"width": 390, "height": 844}, reduced_motion="reduce"
     )
+    # Not this friend's first game: the tour's dialog would cover the table.
+    friend_context.add_init_script(TOUR_SEEN_JS)
     try:
         friend = friend_context.new_page()
         friend.set_default_timeout(WAIT_MS)
