@@ -150,6 +150,8 @@ def test_a_page_plays_a_whole_deal_on_deltas_and_never_needs_a_resync(
     assert sent[0]["deltas"] is True
     assert [f for f in sent if f.get("type") == "resync"] == []
     kinds = [json.loads(f)["type"] for f in received if f.startswith("{")]
-    assert kinds.count("state") == 1
+    # One whole picture (the join's), then deltas: a new deal's delta is short enough.
+    assert kinds.count("p") == 1
+    assert "state" not in kinds
     assert kinds.count("d") > 10
     assert state(page)["view"]["result"] is not None
