@@ -396,8 +396,8 @@ def _picture(update: StateUpdate | WatchUpdate, feed: Feed) -> tuple[dict[str, A
         )
         wire = deltas.compact(update.view, before)
         shown = {"t": _table_info_of(update.table), "v": wire}
-        parts = {"t": _table_canonical(update.table), "v": deltas.canonical(wire)}
-        made = update.frames["picture"] = (shown, deltas.digest_of(parts))
+        digest = deltas.picture_digest(_table_prefix(update.table), deltas.wire_json(wire))
+        made = update.frames["picture"] = (shown, digest)
     return made
 
 
@@ -446,12 +446,15 @@ def _delta_events(update: StateUpdate | WatchUpdate, old: list[Any], new: list[A
     return events
 
 
-def _table_canonical(table: TableSnapshot) -> bytes:
-    """The table info's canonical JSON (``server.deltas``), made once per snapshot."""
-    text: bytes | None = table.frames.get("table canonical")
-    if text is None:
-        text = table.frames["table canonical"] = deltas.canonical(_table_info_of(table))
-    return text
+def _table_prefix(table: TableSnapshot) -> int:
+    """The CRC-32 of a picture's JSON up to its view (``server.deltas.table_prefix``),
+    made once per snapshot for every seat."""
+    crc: int | None = table.frames.get("table crc")
+    if crc is None:
+        crc = table.frames["table crc"] = deltas.table_prefix(
+            deltas.canonical(_table_info_of(table))
+        )
+    return crc
 
 
 def _table_info_of(table: TableSnapshot) -> TableInfo:

@@ -153,6 +153,9 @@ export function digest(picture) {
 const PUBLIC_FIELDS = ["rules", "results", "deals", "deal_no", "moves", "trick", "table", "leader", "turn",
   "counts", "last_card", "bomb_points", "totals", "result", "match_over", "winners"];
 const MOVES = 4;
+// The rules and each deal's result: lists of their fields' values, in this order.
+const RULES_FIELDS = ["preset", "removed_ace", "first_play_three_spades", "later_leader", "split_bombs", "bomb_payment"];
+const RESULT_FIELDS = ["deal_no", "winner", "cards_left", "shut_out", "bomb_points", "card_points", "deal_totals", "match_totals"];
 const PASS_CODES = [null, "deal_over", "not_your_turn", "leader_may_not_pass", "must_beat"];
 const RANKS = "3456789TJQKA2";
 // An event that tells of no move: [type, ...its fields in this order].
@@ -167,7 +170,15 @@ export const EVENT_FIELDS = {
   match_ended: ["winners", "totals"],
 };
 
+/** The wire form's tables, for the tests to hold against server/deltas/wire.py. */
+export const WIRE = { PUBLIC_FIELDS, RULES_FIELDS, RESULT_FIELDS, EVENT_FIELDS, PASS_CODES, RANKS };
+
 const isIndex = (n, size) => Number.isInteger(n) && n >= 0 && n < size;
+
+function fields(names, values) {
+  if (!Array.isArray(values) || values.length !== names.length) throw new PatchError(`not the fields ${names}`);
+  return Object.fromEntries(names.map((name, i) => [name, values[i]]));
+}
 
 function codes(text) {
   if (typeof text !== "string" || text.length % 2) throw new PatchError("not a string of card codes");
@@ -208,10 +219,13 @@ export function expand(wire) {
   const n = PUBLIC_FIELDS.length;
   if (!Array.isArray(wire) || (wire.length !== n && wire.length !== n + 5)) throw new PatchError("not a wire form");
   const w = structuredClone(wire);
-  const [rules, results, deals, dealNo, moves, trick, tableAt, leader, turn, counts, lastCard, bombPoints, totals, resultAt, matchOver, winners] = w;
+  const [rulesAt, resultsAt, deals, dealNo, moves, trick, tableAt, leader, turn, counts, lastCard, bombPoints, totals, resultAt, matchOver, winners] = w;
   if (!Array.isArray(moves) || !isIndex(trick, moves.length + 1)) throw new PatchError("the trick does not start in the moves");
   if (tableAt !== null && tableAt !== -1 && !(isIndex(tableAt, moves.length) && tableAt >= trick)) throw new PatchError("the table is not in the trick");
-  if (!Array.isArray(results) || !(resultAt === null || isIndex(resultAt, results.length))) throw new PatchError("no such result");
+  if (!Array.isArray(resultsAt)) throw new PatchError("the results are a list");
+  const rules = fields(RULES_FIELDS, rulesAt);
+  const results = resultsAt.map((r) => fields(RESULT_FIELDS, r));
+  if (!(resultAt === null || isIndex(resultAt, results.length))) throw new PatchError("no such result");
   const expanded = moves.map(expandMove);
   let table = tableAt;
   if (table === -1) {

@@ -20,7 +20,15 @@ docs/protocol.md ("Deltas") describes the frames.
 from __future__ import annotations
 
 from .builder import view_ops
-from .digest import MAX_SAFE_INTEGER, canonical, digest, digest_of
+from .digest import (
+    MAX_SAFE_INTEGER,
+    canonical,
+    digest,
+    digest_of,
+    picture_digest,
+    table_prefix,
+    wire_json,
+)
 from .mirror import Mirror
 from .ops import Op, PatchError, diff, patch
 from .wire import appended, compact, compact_events, expand, whole_events
@@ -39,6 +47,9 @@ __all__ = [
     "digest_of",
     "expand",
     "patch",
+    "picture_digest",
+    "table_prefix",
     "view_ops",
     "whole_events",
+    "wire_json",
 ]

@@ -6,11 +6,14 @@ form's indices: a changed field is set whole (``["8", 2]``: the turn), except th
 moves and results appended are set one past the end (``["4/17", [1, "5S5H",
 "pair", "5", 1]]``) and a list of numbers or flags of the same length is set item by
 item where that is shorter (``["9/1", 13]``: seat 1 holds 13 cards).  One compare
-of the two lists finds the changed fields: most of a view stays as it was.
+of the two lists finds the changed fields: most of a view stays as it was (each
+field holds values of one JSON type, so ``!=`` is JSON's inequality there).
 """
 
 from __future__ import annotations
 
+from itertools import compress
+from operator import ne
 from typing import Any
 
 from .ops import Op
@@ -24,6 +27,7 @@ _APPENDED = frozenset({MOVES, _RESULTS})
 # winners, the counter): an item that changed is one short op.
 _ITEMS = frozenset({9, 10, 11, 12, 15, 19})
 _PATHS = [str(i) for i in range(32)]
+_INDICES = range(32)
 
 
 def view_ops(old: list[Any], new: list[Any]) -> list[Op]:
@@ -31,11 +35,8 @@ def view_ops(old: list[Any], new: list[Any]) -> list[Op]:
     if len(old) != len(new):
         return [[None, new]]
     ops: list[Op] = []
-    changed = [
-        i
-        for i, (before, value) in enumerate(zip(old, new, strict=True))
-        if before is not value and (before != value or type(before) is not type(value))
-    ]
+    # One pass in C: most fields are unchanged (often the very same object).
+    changed = compress(_INDICES, map(ne, old, new))
     for i in changed:
         before, value = old[i], new[i]
         path = _PATHS[i]

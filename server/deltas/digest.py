@@ -13,7 +13,15 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["MAX_SAFE_INTEGER", "canonical", "digest", "digest_of"]
+__all__ = [
+    "MAX_SAFE_INTEGER",
+    "canonical",
+    "digest",
+    "digest_of",
+    "picture_digest",
+    "table_prefix",
+    "wire_json",
+]
 
 # The largest integer a JavaScript number holds exactly (Number.MAX_SAFE_INTEGER).
 MAX_SAFE_INTEGER = (1 << 53) - 1
@@ -75,3 +83,24 @@ def _nulled(value: Any) -> Any:
     if isinstance(value, list):
         return [_nulled(v) for v in value]
     return None if _unsafe(value) else value
+
+
+_plain = msgspec.json.Encoder()
+
+
+def wire_json(wire: list[Any]) -> bytes:
+    """A view's wire form's canonical JSON: its plain JSON, for it holds no object (no
+    key to sort) and no integer beyond ``MAX_SAFE_INTEGER`` (``server.deltas.wire``)."""
+    return _plain.encode(wire)
+
+
+def table_prefix(table_canonical: bytes) -> int:
+    """The CRC-32 of a picture's canonical JSON up to its view, ``{"t":<table>,"v":``:
+    the same for every seat's picture of one table info."""
+    return zlib.crc32(b',"v":', zlib.crc32(table_canonical, zlib.crc32(b'{"t":')))
+
+
+def picture_digest(prefix: int, view_json: bytes) -> str:
+    """``digest({"t": table, "v": wire})`` from ``table_prefix(canonical(table))`` and
+    ``wire_json(wire)``: two CRC-32 steps per seat."""
+    return f"{zlib.crc32(b'}', zlib.crc32(view_json, prefix)):08x}"

@@ -19,6 +19,9 @@ does not; expanding is a fixed reshaping, no rule of the game:
   ``can_pass`` and ``pass_reason`` are one code (``PASS_CODES``); ``counter`` lists
   the counts in rank order; ``revealed`` is one string of codes per seat.
 
+The rules and each deal's result are lists of their fields' values
+(``RULES_FIELDS``, ``RESULT_FIELDS``), so the wire form holds no object at all: its
+canonical JSON (``server.deltas.digest``) is its plain JSON, with no key to sort.
 The order (``PUBLIC_FIELDS`` then ``SEAT_FIELDS``) puts what changes least first.
 """
 
@@ -32,7 +35,8 @@ from server.engine import Event, PublicView, SeatView
 from server.engine.actions import Passed, Played
 from server.engine.cards import RANKS
 from server.engine.errors import Reason
-from server.engine.state import Move
+from server.engine.rules import Rules
+from server.engine.state import DealResult, Move
 
 from .ops import PatchError, copy
 
@@ -40,6 +44,8 @@ __all__ = [
     "EVENT_FIELDS",
     "PASS_CODES",
     "PUBLIC_FIELDS",
+    "RESULT_FIELDS",
+    "RULES_FIELDS",
     "SEAT_FIELDS",
     "appended",
     "compact",
@@ -68,7 +74,10 @@ PUBLIC_FIELDS = (
     "winners",
 )
 SEAT_FIELDS = ("seat", "hand", "aids", "counter", "revealed")
-MOVES = 4
+RULES, RESULTS, MOVES = 0, 1, 4
+# The rules and each deal's result are lists of their fields' values, in this order.
+RULES_FIELDS: tuple[str, ...] = Rules.__struct_fields__
+RESULT_FIELDS: tuple[str, ...] = DealResult.__struct_fields__
 
 # ``pass``: 0 when the seat may pass (``can_pass`` true, ``pass_reason`` null), else
 # the reason it may not, by its index here.
@@ -95,6 +104,8 @@ def _move(move: Move) -> list[Any]:
 def _table(moves: list[Move], trick: int, table: Move | None) -> int | None:
     """``table`` as the wire form holds it: -1 when it is the trick's last play (None
     when the trick holds none), which it always is; else its index (or None)."""
+    if table is not None and moves[-1] is table:
+        return -1  # a play was just made
     last = len(moves) - 1
     while last >= trick and moves[last].kind == "pass":
         last -= 1
@@ -111,13 +122,20 @@ def _table(moves: list[Move], trick: int, table: Move | None) -> int | None:
 def compact(view: SeatView | PublicView, before: tuple[Any, list[Any]] | None = None) -> list[Any]:
     """``view``'s wire form.  ``before``: an earlier view and its wire form, whose moves
     are reused when ``view``'s extend them (each move is made into its form once)."""
-    moves = view.moves
+    moves, results = view.moves, view.results
     done: list[Any] = []
+    done_results: list[Any] = []
+    rules: list[Any] | None = None
     if before is not None:
-        old_moves = before[0].moves
-        if len(old_moves) <= len(moves) and moves[: len(old_moves)] == old_moves:
-            done = before[1][MOVES]
+        old, old_wire = before
+        if len(old.moves) <= len(moves) and moves[: len(old.moves)] == old.moves:
+            done = old_wire[MOVES]
+        if len(old.results) <= len(results) and results[: len(old.results)] == old.results:
+            done_results = old_wire[RESULTS]
+        if old.rules is view.rules:
+            rules = old_wire[RULES]
     wire_moves = done + [_move(m) for m in moves[len(done) :]] if done else list(map(_move, moves))
+    wire_results = done_results + [list(astuple(r)) for r in results[len(done_results) :]]
     trick = len(moves) - len(view.trick)
     if moves[trick:] != view.trick:
         raise ValueError("the trick is not the deal's last moves")
@@ -129,8 +147,8 @@ def compact(view: SeatView | PublicView, before: tuple[Any, list[Any]] | None = 
             raise ValueError("the deal's result is not the match's last")
         result = len(view.results) - 1
     wire = [
-        view.rules,
-        view.results,
+        list(astuple(view.rules)) if rules is None else rules,
+        wire_results,
         view.deals,
         view.deal_no,
         wire_moves,
@@ -226,7 +244,7 @@ def expand(wire: Any) -> dict[str, Any]:
     if table is not None and table != -1 and not (_index(table, len(moves)) and table >= trick):
         raise PatchError("the table's move is not in the trick")
     view: dict[str, Any] = {
-        "rules": copy(public["rules"]),
+        "rules": _fields(RULES_FIELDS, public["rules"]),
         "deal_no": public["deal_no"],
         "deals": public["deals"],
         "counts": copy(public["counts"]),
@@ -244,13 +262,17 @@ def expand(wire: Any) -> dict[str, Any]:
     view["table"] = None if table is None else copy(expanded[table])
     view["trick"] = copy(expanded[trick:])
     view["moves"] = expanded
-    results, result = public["results"], public["result"]
-    if not isinstance(results, list) or not (result is None or _index(result, len(results))):
+    result = public["result"]
+    if not isinstance(public["results"], list):
+        raise PatchError("the results are a list")
+    results = [_fields(RESULT_FIELDS, r) for r in public["results"]]
+    if not (result is None or _index(result, len(results))):
         raise PatchError("the deal's result is not one of the match's")
     view["bomb_points"] = copy(public["bomb_points"])
     view["totals"] = copy(public["totals"])
     view["result"] = None if result is None else copy(results[result])
-    for key in ("results", "match_over", "winners"):
+    view["results"] = results
+    for key in ("match_over", "winners"):
         view[key] = copy(public[key])
     if len(wire) == len(PUBLIC_FIELDS):
         return view
@@ -282,6 +304,12 @@ def expand(wire: Any) -> dict[str, Any]:
         "revealed": [_codes(cards) for cards in revealed],
     }
     return view
+
+
+def _fields(names: tuple[str, ...], values: Any) -> dict[str, Any]:
+    if not isinstance(values, list) or len(values) != len(names):
+        raise PatchError(f"not the {len(names)} fields {', '.join(names)}")
+    return dict(zip(names, copy(values), strict=True))
 
 
 def _index(value: Any, size: int) -> bool:

@@ -18,7 +18,8 @@ from client_helpers import (
 )
 
 from server import bots, engine, presenter
-from server.deltas import canonical, digest
+from server.deltas import canonical, digest, wire
+from server.engine.cards import RANKS
 from server.fairness import Reveal
 from server.rooms.log import SeatMeta, TableMeta
 from server.rooms.updates import StateUpdate, TableSnapshot, WatchUpdate
@@ -105,6 +106,22 @@ def test_the_browser_rebuilds_every_frame_of_a_match_from_the_servers_deltas(
         seeds = [f["table"]["fairness"].pop("seed") for f in [*mine, *wholes]]
         assert {float(s) for s in seeds if s is not None} == {float(2**63 - 25)}
         assert mine == wholes
+
+
+def test_the_browser_reads_the_wire_form_by_the_servers_own_tables(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    page = new_page()
+    page.goto(live.url + "/healthz")
+    tables = page.evaluate('async () => (await import("/js/deltas.js")).WIRE')
+    assert tables == {
+        "PUBLIC_FIELDS": list(wire.PUBLIC_FIELDS),
+        "RULES_FIELDS": list(wire.RULES_FIELDS),
+        "RESULT_FIELDS": list(wire.RESULT_FIELDS),
+        "EVENT_FIELDS": {tag: list(names) for tag, names in wire.EVENT_FIELDS.items()},
+        "PASS_CODES": list(wire.PASS_CODES),
+        "RANKS": RANKS,
+    }
 
 
 CANONICAL_JS = """async ([values]) => {
