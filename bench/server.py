@@ -249,9 +249,9 @@ def _read(text: str | bytes, mirror: Mirror | None) -> _Frame | str | None:
     """The frame as the scripted human reads it: a delta through the seat's mirror (the
     client's apply), answered by the whole frame it stands for; a str is the reason to
     ask for a resync, None a delta ignored while one is awaited."""
-    if mirror is None or b'"type":"d"' not in (
-        text[:20] if isinstance(text, bytes) else text[:20].encode()
-    ):
+    head = text[:20] if isinstance(text, bytes) else text[:20].encode()
+    # A delta, or the whole picture a socket taking deltas is sent (server/deltas).
+    if mirror is None or (b'"type":"d"' not in head and b'"type":"p"' not in head):
         frame = _read_frame(text)
         if mirror is not None and frame.type == "state":
             mirror.take(msgspec.json.decode(text))

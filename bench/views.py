@@ -6,9 +6,9 @@ Normal bots play ``--matches`` seeded matches of ``--deals`` deals (classic),
 and for every action the work a room does in ``bench/server.py``'s table is
 timed on its own: the bot's view of the seat to act (no hints), ``apply``,
 the person's view of seat 0 (hints on their turn), and encoding that view; then
-what a socket taking deltas costs instead ("delta": the diff from seat 0's
-previous view, the digest and the frame as ``server.presenter`` makes it, its
-events compacted, no table info), with the mean bytes of each.
+what a socket taking deltas costs instead ("delta": seat 0's frame as
+``server.presenter`` makes it, the view's wire form, its ops from the last one, the
+digest and the frame; the table info unchanged), with the mean bytes of each.
 The bots' own thinking is not timed.  Prints mean microseconds per action for
 each; the first repeat runs with cold caches (memos empty), later ones warm.
 Same seeds, same actions: two versions of the engine that print the same
@@ -33,12 +33,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import msgspec
 
-from server import bots
-from server.deltas import compact_events, diff, digest
+from server import bots, presenter
 from server.engine import BOT_HINTS, PRESETS, NextDeal, apply, new_match, seat_view
-from server.protocol import DeltaMsg, encode
+from server.rooms.log import SeatMeta, TableMeta
+from server.rooms.updates import StateUpdate, TableSnapshot
 
 _encoder = msgspec.json.Encoder()
+_SNAPSHOT = TableSnapshot(
+    meta=TableMeta(
+        id="Bench0001",
+        rules=PRESETS["classic"],
+        seed=1,
+        deals=1,
+        seats=[SeatMeta(seat=0, kind="human", name="P0", token_hash="x" * 64)]
+        + [SeatMeta(seat=s, kind="bot", name=f"B{s}", level="normal") for s in (1, 2)],
+        bot_speed_ms=0,
+        created_at=0.0,
+    ),
+    connected=(True, False, False),
+    bot_speed_ms=0,
+    match_no=0,
+)
 
 
 def play(
@@ -52,7 +67,8 @@ def play(
     clock = time.process_time if os.environ.get("BENCH_CPU_CLOCK") else time.perf_counter
     for match in range(matches):
         state = new_match(PRESETS["classic"], seed * 1_000_003 + match, deals)
-        before = {"t": None, "v": seat_view(state, 0)}
+        feed = presenter.Feed(deltas=True)
+        presenter.frame(StateUpdate(0, _SNAPSHOT, seat_view(state, 0), []), feed)
         while state.winners is None:
             deal = state.deal
             if deal.result is not None:
@@ -71,17 +87,10 @@ def play(
             t4 = clock()
             whole = _encoder.encode(person)
             t5 = clock()
-            after = {"t": None, "v": person}
-            ops = encode(
-                DeltaMsg(
-                    version=actions + 1,
-                    ops=diff(before["v"], person),
-                    digest=digest(after),
-                    events=compact_events(events, person.moves),
-                )
-            )
+            # The same table info as the last frame (made once per snapshot, for every
+            # seat): what is timed is the seat's own part of the frame.
+            ops = presenter.frame(StateUpdate(actions + 1, _SNAPSHOT, person, events), feed) or ""
             t6 = clock()
-            before = after
             spent["bot view"] += t1 - t0
             spent["apply"] += t3 - t2
             spent["person's view"] += t4 - t3

@@ -7,9 +7,9 @@ a sans-I/O protocol object sits between a socket and an application:
 - ``read_join`` and ``read`` turn one client frame into what should happen
   (a join, a request for the room, or an answer for the sender alone);
 - ``frame`` turns a room's ``Update`` into one text frame: for a socket that takes
-  deltas (its ``Feed`` says so) a ``delta`` frame from the picture it was last
-  shown, made from two full pictures by ``server.deltas`` (so it carries nothing
-  the full frame would not);
+  deltas (its ``Feed`` says so) a ``d`` frame from the picture it was last shown,
+  made by ``server.deltas`` from two pictures of the one projection (so it carries
+  nothing the full frame would not), or its whole picture as a ``p`` frame;
 - ``error_frame`` is the single mapping from a ``ServerError`` to an ``error``
   frame (its reason's value is the wire code), and ``close_for`` the single
   mapping from a room's ``Closing`` to a WebSocket close code.
@@ -24,7 +24,7 @@ from enum import StrEnum
 from typing import Any
 
 from server import deltas, metrics
-from server.engine import NextDeal, Pass, Play, Reason
+from server.engine import NextDeal, Pass, Play, PublicView, Reason, SeatView
 from server.errors import ServerError
 from server.fairness import EntropyReason
 from server.protocol import (
@@ -49,6 +49,7 @@ from server.protocol import (
     NextDealMsg,
     OpenSeatMsg,
     PassMsg,
+    PictureMsg,
     PingMsg,
     PlayMsg,
     Pong,
@@ -163,18 +164,20 @@ Inbound = ToRoom | Answer | Resync
 
 
 class Feed:
-    """What one socket was last shown: its picture and that picture's version.
+    """What one socket was last shown: its picture, the view it shows and its version.
 
     ``deltas``: the socket joined asking for deltas; otherwise every change is
     sent whole and nothing is kept.  Written only by ``frame``, in the order the
     socket's frames are queued (the order it receives them).
     """
 
-    __slots__ = ("deltas", "picture", "version")
+    __slots__ = ("deltas", "picture", "version", "view")
 
     def __init__(self, deltas: bool = False) -> None:
         self.deltas = deltas
+        # {"t": table info, "v": the view's wire form}, and the view it is of.
         self.picture: dict[str, Any] | None = None
+        self.view: SeatView | PublicView | None = None
         self.version = -1
 
 
@@ -381,16 +384,50 @@ def full_frame(update: StateUpdate | WatchUpdate) -> str:
     return text
 
 
-def picture(update: StateUpdate | WatchUpdate) -> tuple[dict[str, Any], str]:
-    """The picture a full frame of ``update`` shows (``{"t": table, "v": view}``: the
-    very table info and view that frame encodes) and its digest, made once per update;
-    the table info once per snapshot, for every seat."""
+def _picture(update: StateUpdate | WatchUpdate, feed: Feed) -> tuple[dict[str, Any], str]:
+    """The picture a socket taking deltas keeps of ``update`` (``{"t": table info, "v":
+    the view's wire form}``, of the very table info and view a whole frame encodes) and
+    its digest, made once per update; the table info once per snapshot, for every seat.
+    ``feed``'s picture lends its moves' wire forms (each move is made into one once)."""
     made: tuple[dict[str, Any], str] | None = update.frames.get("picture")
     if made is None:
-        shown = {"t": _table_info_of(update.table), "v": update.view}
-        parts = {"t": _table_canonical(update.table), "v": deltas.canonical(update.view)}
-        made = update.frames["picture"] = (shown, deltas.digest_of(parts))
+        before = (
+            None if feed.view is None or feed.picture is None else (feed.view, feed.picture["v"])
+        )
+        wire = deltas.compact(update.view, before)
+        shown = {"t": _table_info_of(update.table), "v": wire}
+        digest = deltas.picture_digest(_table_prefix(update.table), deltas.wire_json(wire))
+        made = update.frames["picture"] = (shown, digest)
     return made
+
+
+def _picture_frame(update: StateUpdate | WatchUpdate, shown: dict[str, Any], digest: str) -> str:
+    """The whole picture as a ``p`` frame, made once per update."""
+    text: str | None = update.frames.get("p")
+    if text is None:
+        text = update.frames["p"] = encode(
+            PictureMsg(
+                version=update.version,
+                kind="state" if isinstance(update, StateUpdate) else "watch",
+                table=shown["t"],
+                wire=shown["v"],
+                digest=digest,
+                events=_compact_events(update),
+            )
+        )
+    return text
+
+
+def _table_ops(base: TableInfo, table: TableSnapshot) -> list[Any]:
+    """The ops from table info ``base`` to ``table``'s, made once per snapshot and base."""
+    info = _table_info_of(table)
+    if base is info or base == info:
+        return []
+    key = f"ops {id(base)}"
+    made: tuple[TableInfo, list[Any]] | None = table.frames.get(key)
+    if made is None or made[0] is not base:
+        made = table.frames[key] = (base, deltas.diff(base, info))
+    return made[1]
 
 
 def _compact_events(update: StateUpdate | WatchUpdate) -> list[Any]:
@@ -401,12 +438,23 @@ def _compact_events(update: StateUpdate | WatchUpdate) -> list[Any]:
     return events
 
 
-def _table_canonical(table: TableSnapshot) -> bytes:
-    """The table info's canonical JSON (``server.deltas``), made once per snapshot."""
-    text: bytes | None = table.frames.get("table canonical")
-    if text is None:
-        text = table.frames["table canonical"] = deltas.canonical(_table_info_of(table))
-    return text
+def _delta_events(update: StateUpdate | WatchUpdate, old: list[Any], new: list[Any]) -> Any:
+    """A delta's events: None (left out) when they are exactly the moves it appends."""
+    events = _compact_events(update)
+    if events == deltas.appended(old, new):
+        return None
+    return events
+
+
+def _table_prefix(table: TableSnapshot) -> int:
+    """The CRC-32 of a picture's JSON up to its view (``server.deltas.table_prefix``),
+    made once per snapshot for every seat."""
+    crc: int | None = table.frames.get("table crc")
+    if crc is None:
+        crc = table.frames["table crc"] = deltas.table_prefix(
+            deltas.canonical(_table_info_of(table))
+        )
+    return crc
 
 
 def _table_info_of(table: TableSnapshot) -> TableInfo:
@@ -424,16 +472,16 @@ _COMPARE_OVER = 1024
 def _frame_for(update: StateUpdate | WatchUpdate, feed: Feed) -> str | None:
     """The frame that brings ``feed`` to ``update`` (None: it already shows it), and
     ``feed`` moved on to it."""
-    shown, digest = picture(update)
+    shown, digest = _picture(update, feed)
     base, base_version = feed.picture, feed.version
-    feed.picture, feed.version = shown, update.version
+    feed.picture, feed.view, feed.version = shown, update.view, update.version
     if base is None or update.full:
-        return full_frame(update)
+        return _picture_frame(update, shown, digest)
     # The seat's sockets usually hold the same picture: one delta made for all of them.
     made: tuple[dict[str, Any], str | None] | None = update.frames.get(id(base))
     if made is None or made[0] is not base:
-        ops = deltas.diff(base["v"], shown["v"])
-        table_ops = deltas.diff(base["t"], shown["t"])
+        ops = deltas.view_ops(base["v"], shown["v"])
+        table_ops = _table_ops(base["t"], update.table)
         text: str | None = None
         # A change nobody sees (a new watch link's hash) is not worth a frame.
         if ops or table_ops or update.events or update.version != base_version:
@@ -444,11 +492,13 @@ def _frame_for(update: StateUpdate | WatchUpdate, feed: Feed) -> str | None:
                     ops=ops,
                     table_ops=table_ops,
                     digest=digest,
-                    events=_compact_events(update),
+                    events=_delta_events(update, base["v"], shown["v"]),
                 )
             )
-            if len(text) > _COMPARE_OVER and len(full_frame(update)) <= len(text):
-                text = full_frame(update)
+            if len(text) > _COMPARE_OVER:
+                whole = _picture_frame(update, shown, digest)
+                if len(whole) <= len(text):
+                    text = whole
         made = update.frames[id(base)] = (base, text)
     return made[1]
 

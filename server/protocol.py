@@ -44,6 +44,7 @@ __all__ = [
     "NextDealMsg",
     "OpenSeatMsg",
     "PassMsg",
+    "PictureMsg",
     "PingMsg",
     "PlayMsg",
     "Pong",
@@ -378,17 +379,33 @@ class WatchMsg(msgspec.Struct, frozen=True, tag="watch"):
 class DeltaMsg(msgspec.Struct, frozen=True, omit_defaults=True, tag="d"):
     """What changed in a socket's picture from version ``f`` (omitted: ``v`` - 1) to
     ``v``, in one-letter keys (it is the frame sent after every action): ``o`` patches
-    its view and ``t``
-    its table info (``server.deltas``; omitted when unchanged), then the canonical
-    JSON of the picture must have digest ``h``; ``e`` the events of a ``state`` frame
-    (omitted when none), each a whole event or the index of the move in the view's
-    ``moves`` it tells of (``server.deltas.compact_events``)."""
+    its view's wire form (``server.deltas.wire``) and ``t`` its table info (omitted
+    when unchanged), then the canonical
+    JSON of the picture must have digest ``h``; ``e`` the events of a ``state`` frame,
+    each a whole event or the index of the move in the view's ``moves`` it tells of
+    (``server.deltas.compact_events``), omitted when they are exactly the moves
+    appended (none when no move was)."""
 
     version: int = msgspec.field(name="v")
     ops: list[list[Any]] = msgspec.field(name="o")
     base: int | None = msgspec.field(default=None, name="f")
     table_ops: list[list[Any]] = msgspec.field(default_factory=list, name="t")
     digest: str = msgspec.field(default="", name="h")
+    # None (left out): the events are the moves ``o`` appended (``server.deltas.wire``).
+    events: list[Any] | None = msgspec.field(default=None, name="e")
+
+
+class PictureMsg(msgspec.Struct, frozen=True, omit_defaults=True, tag="p"):
+    """A socket that takes deltas gets its whole picture this way (at its join, after a
+    resync, when a delta would be longer): ``k`` the kind of frame it stands for
+    (``state`` or ``watch``), ``t`` the table info, ``w`` the view's wire form
+    (``server.deltas.wire``), ``h`` the picture's digest, ``e`` as in a delta."""
+
+    version: int = msgspec.field(name="v")
+    kind: str = msgspec.field(name="k")
+    table: TableInfo = msgspec.field(name="t")
+    wire: list[Any] = msgspec.field(name="w")
+    digest: str = msgspec.field(name="h")
     events: list[Any] = msgspec.field(default_factory=list, name="e")
 
 
@@ -430,7 +447,15 @@ class Pong(msgspec.Struct, frozen=True, tag="pong"):
 
 
 ServerMessage: TypeAlias = (
-    StateMsg | WatchMsg | DeltaMsg | HintReply | EmoteReply | InviteReply | ErrorMsg | Pong
+    StateMsg
+    | WatchMsg
+    | DeltaMsg
+    | PictureMsg
+    | HintReply
+    | EmoteReply
+    | InviteReply
+    | ErrorMsg
+    | Pong
 )
 
 

@@ -849,9 +849,30 @@ MUTANTS = [
     ),
     Mutant(
         "splice-one-place-late",
-        "server/deltas.py",
+        "server/deltas/ops.py",
         "            self.ops.append([path, start, end_old - start, new[start:end_new]])",
         "            self.ops.append([path, start + 1, end_old - start, new[start:end_new]])",
+        DELTA_TESTS,
+    ),
+    Mutant(
+        "appended-move-one-place-late",
+        "server/deltas/builder.py",
+        'ops += [[f"{path}/{k}", value[k]] for k in range(len(before), len(value))]',
+        'ops += [[f"{path}/{k + 1}", value[k]] for k in range(len(before), len(value))]',
+        DELTA_TESTS,
+    ),
+    Mutant(
+        "delta-events-always-left-out",
+        "server/presenter.py",
+        "    if events == deltas.appended(old, new):\n        return None",
+        "    if True:\n        return None",
+        DELTA_TESTS,
+    ),
+    Mutant(
+        "table-read-as-the-tricks-last-move-even-a-pass",
+        "server/deltas/wire.py",
+        'if expanded[i]["kind"] != "pass"',
+        "if True",
         DELTA_TESTS,
     ),
     Mutant(

@@ -1,8 +1,9 @@
-// Per-seat deltas (docs/protocol.md, "Deltas"): after one whole `state` (or `watch`) frame,
-// the server sends only what changed in this socket's picture, {t: table, v: view}, as ops
-// of a generic diff on each (`o` the view's, `t` the table's), and the CRC-32 of the
-// picture it should now be.  This file applies
-// them, exactly as server/deltas.py's Mirror does; it knows nothing of the game.
+// Per-seat deltas (docs/protocol.md, "Deltas"): after one whole picture (a `p` frame), the
+// server sends only what changed in this socket's picture, {t: table, v: the view's wire
+// form}, as ops on each (`o` the view's, `t` the table's), and the CRC-32 of the picture
+// it should now be.  This file applies them and expands the wire form into the view a
+// `state` frame carries, exactly as server/deltas/ (Mirror, wire.expand) does; it knows
+// nothing of the game.
 
 /** Why a patch does not fit the picture: the client asks for a resync. */
 export class PatchError extends Error {}
@@ -147,11 +148,127 @@ export function digest(picture) {
   return ((crc ^ -1) >>> 0).toString(16).padStart(8, "0");
 }
 
+// The wire form of a view (server/deltas/wire.py): its fields by index; a spectator's
+// is the first 16.
+const PUBLIC_FIELDS = ["rules", "results", "deals", "deal_no", "moves", "trick", "table", "leader", "turn",
+  "counts", "last_card", "bomb_points", "totals", "result", "match_over", "winners"];
+const MOVES = 4;
+// The rules and each deal's result: lists of their fields' values, in this order.
+const RULES_FIELDS = ["preset", "removed_ace", "first_play_three_spades", "later_leader", "split_bombs", "bomb_payment"];
+const RESULT_FIELDS = ["deal_no", "winner", "cards_left", "shut_out", "bomb_points", "card_points", "deal_totals", "match_totals"];
+const PASS_CODES = [null, "deal_over", "not_your_turn", "leader_may_not_pass", "must_beat"];
+const RANKS = "3456789TJQKA2";
+// An event that tells of no move: [type, ...its fields in this order].
+export const EVENT_FIELDS = {
+  played: ["seat", "cards", "kind", "top"],
+  passed: ["seat"],
+  trick_cleared: ["leader"],
+  last_card: ["seat"],
+  bomb_paid: ["seat", "points"],
+  deal_started: ["deal_no", "leader"],
+  deal_ended: ["winner", "totals"],
+  match_ended: ["winners", "totals"],
+};
+
+/** The wire form's tables, for the tests to hold against server/deltas/wire.py. */
+export const WIRE = { PUBLIC_FIELDS, RULES_FIELDS, RESULT_FIELDS, EVENT_FIELDS, PASS_CODES, RANKS };
+
+const isIndex = (n, size) => Number.isInteger(n) && n >= 0 && n < size;
+
+function fields(names, values) {
+  if (!Array.isArray(values) || values.length !== names.length) throw new PatchError(`not the fields ${names}`);
+  return Object.fromEntries(names.map((name, i) => [name, values[i]]));
+}
+
+function codes(text) {
+  if (typeof text !== "string" || text.length % 2) throw new PatchError("not a string of card codes");
+  const out = [];
+  for (let i = 0; i < text.length; i += 2) out.push(text.slice(i, i + 2));
+  return out;
+}
+
+function listed(text) {
+  if (typeof text !== "string") throw new PatchError("not a list joined by commas");
+  return text ? text.split(",") : [];
+}
+
+function expandMove(move) {
+  if (!Array.isArray(move) || (move.length !== 1 && move.length !== 5)) throw new PatchError("not a move");
+  if (move.length === 1) return { seat: move[0], cards: [], kind: "pass", top: "", length: 0 };
+  return { seat: move[0], cards: codes(move[1]), kind: move[2], top: move[3], length: move[4] };
+}
+
+/** A hint's cards: for each rank of `ranks`, the first cards of that rank in `hand`
+ * (`must` first), in the hand's order (server/deltas/wire.py pick). */
+export function pick(hand, ranks, must) {
+  const wanted = new Map();
+  for (const r of ranks) wanted.set(r, (wanted.get(r) || 0) + 1);
+  const taken = [];
+  for (const [rank, count] of wanted) {
+    const at = [];
+    hand.forEach((card, i) => { if (card[0] === rank) at.push(i); });
+    at.sort((a, b) => (hand[a] !== must) - (hand[b] !== must) || a - b);
+    if (at.length < count) throw new PatchError(`the hand holds too few ${rank} for ${ranks}`);
+    taken.push(...at.slice(0, count));
+  }
+  return taken.sort((a, b) => a - b).map((i) => hand[i]);
+}
+
+/** The view (as a `state`/`watch` frame carries it) a wire form stands for. */
+export function expand(wire) {
+  const n = PUBLIC_FIELDS.length;
+  if (!Array.isArray(wire) || (wire.length !== n && wire.length !== n + 5)) throw new PatchError("not a wire form");
+  const w = structuredClone(wire);
+  const [rulesAt, resultsAt, deals, dealNo, moves, trick, tableAt, leader, turn, counts, lastCard, bombPoints, totals, resultAt, matchOver, winners] = w;
+  if (!Array.isArray(moves) || !isIndex(trick, moves.length + 1)) throw new PatchError("the trick does not start in the moves");
+  if (tableAt !== null && tableAt !== -1 && !(isIndex(tableAt, moves.length) && tableAt >= trick)) throw new PatchError("the table is not in the trick");
+  if (!Array.isArray(resultsAt)) throw new PatchError("the results are a list");
+  const rules = fields(RULES_FIELDS, rulesAt);
+  const results = resultsAt.map((r) => fields(RESULT_FIELDS, r));
+  if (!(resultAt === null || isIndex(resultAt, results.length))) throw new PatchError("no such result");
+  const expanded = moves.map(expandMove);
+  let table = tableAt;
+  if (table === -1) {
+    table = null;
+    for (let i = expanded.length - 1; i >= trick; i--) {
+      if (expanded[i].kind !== "pass") {
+        table = i;
+        break;
+      }
+    }
+  }
+  const view = {
+    rules, deal_no: dealNo, deals, counts, last_card: lastCard, turn, leader,
+    table: table === null ? null : structuredClone(expanded[table]),
+    trick: structuredClone(expanded.slice(trick)),
+    moves: expanded,
+    bomb_points: bombPoints, totals,
+    result: resultAt === null ? null : structuredClone(results[resultAt]),
+    results, match_over: matchOver, winners,
+  };
+  if (wire.length === n) return view;
+  const [seat, handText, aidsAt, counter, revealed] = w.slice(n);
+  const hand = codes(handText);
+  const aids = Array.isArray(aidsAt) ? aidsAt : ["", null, aidsAt, ""];
+  if (aids.length !== 4) throw new PatchError("the aids are legal, must_include, pass and hints");
+  const [legal, must, code, hints] = aids;
+  if (!isIndex(code, PASS_CODES.length)) throw new PatchError("no such pass code");
+  if (!Array.isArray(counter) || counter.length !== RANKS.length) throw new PatchError("one count per rank");
+  if (!Array.isArray(revealed)) throw new PatchError("revealed is a list");
+  return Object.assign(view, {
+    seat, hand, legal: listed(legal), must_include: must, can_pass: code === 0, pass_reason: PASS_CODES[code],
+    hints: listed(hints).map((ranks) => pick(hand, ranks, must)),
+    counter: Object.fromEntries([...RANKS].map((r, i) => [r, counter[i]])),
+    revealed: revealed.map(codes),
+  });
+}
+
 /**
- * A socket's copy of its picture.  take(frame) answers a `state`/`watch`/`delta` frame
- * with the whole frame it stands for ({type, version, table, view, events}), with the
- * reason to resync ("gap", "patch", "digest"), or null while waiting for the whole frame
- * a resync brings (one resync asked, not one per frame).
+ * A socket's copy of its picture.  take(frame) answers a `p` (whole picture) or `d` (delta)
+ * frame with the whole frame it stands for ({type, version, table, view, events}), with the
+ * reason to resync ("gap", "patch", "digest"), or null while waiting for the whole picture
+ * a resync brings (one resync asked, not one per frame).  A `state`/`watch` frame is handed
+ * on as it is.
  */
 export class Mirror {
   constructor() {
@@ -163,12 +280,26 @@ export class Mirror {
 
   take(frame) {
     if (frame.type === "state" || frame.type === "watch") {
-      this.kind = frame.type;
-      // A copy: the page is handed this frame and may change what it keeps.
-      this.picture = structuredClone({ t: frame.table, v: frame.view });
+      this.picture = null;
       this.version = frame.version;
-      this.lost = false;
       return frame;
+    }
+    if (frame.type === "p") {
+      let whole;
+      try {
+        whole = this.whole(frame.v, frame.t, frame.w, frame.e || []);
+      } catch (err) {
+        if (!(err instanceof PatchError)) throw err;
+        this.picture = null;
+        this.lost = true;
+        return "patch";
+      }
+      this.kind = frame.k;
+      whole.type = frame.k;
+      this.picture = structuredClone({ t: frame.t, v: frame.w });
+      this.version = frame.v;
+      this.lost = false;
+      return whole;
     }
     if (this.lost) return null;
     const reason = this.patched(frame);
@@ -177,9 +308,12 @@ export class Mirror {
       this.lost = true;
       return reason;
     }
-    // A copy: the page may keep or change what it is handed without touching the mirror.
-    const { t, v } = structuredClone(this.picture);
-    return { type: this.kind, version: frame.v, table: t, view: v, events: wholeEvents(frame.e || [], v) };
+    return this.made;
+  }
+
+  whole(version, table, wire, events) {
+    const view = expand(wire);
+    return { type: this.kind, version, table: structuredClone(table), view, events: wholeEvents(events, view) };
   }
 
   patched(frame) {
@@ -187,7 +321,8 @@ export class Mirror {
     let picture;
     try {
       picture = { t: patch(this.picture.t, frame.t || []), v: patch(this.picture.v, frame.o) };
-      wholeEvents(frame.e || [], picture.v);
+      const events = "e" in frame ? frame.e : appended(this.picture.v, picture.v);
+      this.made = this.whole(frame.v, picture.t, picture.v, events);
     } catch (err) {
       if (err instanceof PatchError) return "patch";
       throw err;
@@ -199,12 +334,28 @@ export class Mirror {
   }
 }
 
+/** The events a delta implies when it leaves its own out: the moves it appended. */
+function appended(before, after) {
+  const out = [];
+  const from = Array.isArray(before?.[MOVES]) ? before[MOVES].length : 0;
+  const to = Array.isArray(after?.[MOVES]) ? after[MOVES].length : 0;
+  for (let i = from; i < to; i++) out.push(i);
+  return out;
+}
+
 /** A delta frame's events with each move's index replaced by the event that move of
- * the view tells of, as a `state` frame carries it (server/deltas.py whole_events). */
+ * the view tells of, and each [type, ...fields] made whole, as a `state` frame carries
+ * them (server/deltas/wire.py whole_events). */
 export function wholeEvents(events, view) {
   if (!Array.isArray(events)) throw new PatchError("the events are a list");
   return events.map((ev) => {
-    if (!Number.isInteger(ev)) return ev;
+    if (Array.isArray(ev)) {
+      const fields = EVENT_FIELDS[ev[0]];
+      if (!fields || ev.length !== fields.length + 1) throw new PatchError("no such event");
+      return Object.fromEntries([["type", ev[0]], ...fields.map((f, i) => [f, structuredClone(ev[i + 1])])]);
+    }
+    if (ev !== null && typeof ev === "object") return ev;
+    if (!Number.isInteger(ev)) throw new PatchError("no such event");
     const move = Array.isArray(view.moves) ? view.moves[ev] : undefined;
     if (ev < 0 || move === null || typeof move !== "object") throw new PatchError(`no move ${ev} to tell of`);
     if (move.kind === "pass") return { type: "passed", seat: move.seat };

@@ -127,7 +127,7 @@ export class Connection {
       } catch {
         return;
       }
-      if (msg.type === "d" || msg.type === "state" || msg.type === "watch") {
+      if (msg.type === "d" || msg.type === "p" || msg.type === "state" || msg.type === "watch") {
         const whole = this.mirror.take(msg);
         if (typeof whole === "string") {
           // Lost track (a frame missed, a wrong picture): the server sends the whole one.

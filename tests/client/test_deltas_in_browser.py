@@ -18,7 +18,8 @@ from client_helpers import (
 )
 
 from server import bots, engine, presenter
-from server.deltas import canonical, digest
+from server.deltas import canonical, digest, wire
+from server.engine.cards import RANKS
 from server.fairness import Reveal
 from server.rooms.log import SeatMeta, TableMeta
 from server.rooms.updates import StateUpdate, TableSnapshot, WatchUpdate
@@ -107,6 +108,22 @@ def test_the_browser_rebuilds_every_frame_of_a_match_from_the_servers_deltas(
         assert mine == wholes
 
 
+def test_the_browser_reads_the_wire_form_by_the_servers_own_tables(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    page = new_page()
+    page.goto(live.url + "/healthz")
+    tables = page.evaluate('async () => (await import("/js/deltas.js")).WIRE')
+    assert tables == {
+        "PUBLIC_FIELDS": list(wire.PUBLIC_FIELDS),
+        "RULES_FIELDS": list(wire.RULES_FIELDS),
+        "RESULT_FIELDS": list(wire.RESULT_FIELDS),
+        "EVENT_FIELDS": {tag: list(names) for tag, names in wire.EVENT_FIELDS.items()},
+        "PASS_CODES": list(wire.PASS_CODES),
+        "RANKS": RANKS,
+    }
+
+
 CANONICAL_JS = """async ([values]) => {
   const { canonical, digest } = await import("/js/deltas.js");
   return values.map((text) => { const v = JSON.parse(text); return [canonical(v), digest(v)]; });
@@ -150,6 +167,8 @@ def test_a_page_plays_a_whole_deal_on_deltas_and_never_needs_a_resync(
     assert sent[0]["deltas"] is True
     assert [f for f in sent if f.get("type") == "resync"] == []
     kinds = [json.loads(f)["type"] for f in received if f.startswith("{")]
-    assert kinds.count("state") == 1
+    # One whole picture (the join's), then deltas: a new deal's delta is short enough.
+    assert kinds.count("p") == 1
+    assert "state" not in kinds
     assert kinds.count("d") > 10
     assert state(page)["view"]["result"] is not None

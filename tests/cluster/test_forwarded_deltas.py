@@ -39,7 +39,7 @@ async def test_a_forwarded_socket_rebuilds_every_picture_from_deltas_and_can_res
     watcher = await websockets.connect(other.ws_url)
     await watcher.send(json.dumps({"type": "join", "table": tid, "token": token, "deltas": True}))
     first = await frames_of(watcher)
-    assert first["type"] == "state"
+    assert first["type"] == "p"
     assert health(other.url)["sockets_forwarded"] == 1
 
     async def play() -> None:
@@ -74,6 +74,6 @@ async def test_a_forwarded_socket_rebuilds_every_picture_from_deltas_and_can_res
     shown = [(f["version"], f["table"], f["view"]) for f in told if f["type"] == "state"]
     assert all((f["version"], f["table"], f["view"]) in shown for f in rebuilt)
     assert rebuilt[-1]["version"] == told[-1]["version"]
-    # Deltas crossed, and the resync brought a whole frame amid them.
+    # Deltas crossed, and the resync brought a whole picture amid them.
     assert kinds.count("d") >= 10
-    assert "state" in kinds[5:]
+    assert "p" in kinds[5:]

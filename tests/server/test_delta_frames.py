@@ -13,7 +13,6 @@ from test_app import (
     GUARD_SECONDS,
     Client,
     LiveServer,
-    card_codes,
     create_table,
     log_of,
     other_hands,
@@ -22,6 +21,7 @@ from test_app import (
 
 from server import engine
 from server.deltas import Mirror
+from tests.server.frame_tables import card_codes
 
 
 class DeltaClient(Client):
@@ -52,7 +52,7 @@ class DeltaClient(Client):
             if frame["type"] == "d" and self.drop_next:
                 self.drop_next = False
                 continue
-            if frame["type"] in ("state", "watch", "d"):
+            if frame["type"] in ("state", "watch", "d", "p"):
                 whole = self.mirror.take(frame)
                 if isinstance(whole, str):
                     self.resyncs.append(whole)
@@ -128,17 +128,24 @@ def assert_same_sequence(rebuilt: list[dict[str, Any]], full: list[dict[str, Any
     assert full[start + 1 : start + len(rebuilt)] == rebuilt[1:]
 
 
+# The wire form's ``revealed`` (server/deltas/wire.py): a seat's own at the deal's end.
+REVEALED = "20"
+
+
 def delta_leaks(raw: list[dict[str, Any]], hands_at: Any, watching: bool) -> set[str]:
-    """Cards of other hands named by any delta frame (a seat's own revealed at the end is
-    not a leak: the whole frame shows those too, and only then)."""
+    """Cards of other hands named by any delta or whole picture (a seat's own revealed at
+    the end is not a leak: the whole frame shows those too, and only then)."""
     leaked: set[str] = set()
     for frame in raw:
-        if frame["type"] != "d":
+        if frame["type"] == "p":
+            named = card_codes([frame["w"][: int(REVEALED)], frame["t"], frame.get("e", [])])
+        elif frame["type"] == "d":
+            ops = frame["o"]
+            if not watching:
+                ops = [op for op in ops if str(op[0]).split("/")[0] != REVEALED]
+            named = card_codes([ops, frame.get("t", []), frame.get("e", [])])
+        else:
             continue
-        ops = frame["o"]
-        if not watching:
-            ops = [op for op in ops if not str(op[0]).startswith("revealed")]
-        named = card_codes([ops, frame.get("t", []), frame.get("e", [])])
         leaked |= named & hands_at(frame["v"])
     return leaked
 
@@ -208,15 +215,15 @@ async def test_a_lost_delta_or_a_wrong_picture_is_repaired_by_a_resync_with_the_
     assert client.resyncs == ["gap"], [
         (f["type"], f.get("version", f.get("v")), f.get("f"), f.get("o")) for f in client.raw
     ]
-    assert client.raw[-1]["type"] == "state"
+    assert client.raw[-1]["type"] == "p"
     assert frame["view"]["turn"] == 0
     # The client's picture goes wrong (a bug of its own): the digest says so.
     assert client.mirror.picture is not None
-    client.mirror.picture["v"]["counter"]["3"] = 99
+    client.mirror.picture["v"][19][0] = 99  # the wire form's counter, its 3s
     await watcher.close()
     frame = await client.state_where(lambda f: f["table"]["spectators"] == 0)
     assert client.resyncs == ["gap", "digest"]
-    assert client.raw[-1]["type"] == "state"
+    assert client.raw[-1]["type"] == "p"
     assert frame["view"]["counter"]["3"] != 99
     # And deltas go on from the full view the resync brought.
     await play_turn(client, frame)

@@ -1,10 +1,9 @@
-"""Deltas: a generic diff of two pictures, its patch, the digest, and the client's mirror."""
+"""Deltas: the op language (diff, patch), the digest, a view's wire form, the
+presenter's frames and the client's mirror."""
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -12,22 +11,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server import bots, engine, presenter
+from server import engine, presenter
 from server.deltas import (
     MAX_SAFE_INTEGER,
     Mirror,
     PatchError,
     canonical,
+    compact,
     diff,
     digest,
     digest_of,
+    expand,
     patch,
 )
 from server.fairness import Reveal
-from server.rooms.log import SeatMeta, TableMeta
 from server.rooms.updates import StateUpdate, TableSnapshot, WatchUpdate
-
-CARD_CODE = re.compile(r"(?:[3-9TJQKA2])[SHDC]")
+from tests.server.frame_tables import card_codes, play_match, table_meta
 
 # Any JSON value a picture could hold: keys with the path's own separators in them too.
 _keys = st.text(alphabet=st.sampled_from("ab/~01é"), max_size=4)
@@ -142,51 +141,7 @@ def test_a_structs_digest_and_diff_are_those_of_the_json_it_encodes_to() -> None
 # --- the presenter's frames, through the mirror a client keeps ------------------------
 
 
-def table_meta(humans: int) -> TableMeta:
-    seats = [
-        SeatMeta(seat=s, kind="human", name=f"P{s}", token_hash="x" * 64)
-        if s < humans
-        else SeatMeta(seat=s, kind="bot", name=f"B{s}", level="normal")
-        for s in range(3)
-    ]
-    return TableMeta(
-        id="Table0001",
-        rules=engine.Rules(),
-        seed=5,
-        deals=5,
-        seats=seats,
-        bot_speed_ms=300,
-        created_at=0.0,
-    )
-
-
-def card_codes(value: Any) -> set[str]:
-    """Every card code anywhere in a decoded frame (values and keys)."""
-    if isinstance(value, str):
-        return {value} if CARD_CODE.fullmatch(value) else set()
-    if isinstance(value, dict):
-        return set().union(*(card_codes(k) | card_codes(v) for k, v in value.items()))
-    if isinstance(value, list):
-        return set().union(*(card_codes(item) for item in value))
-    return set()
-
-
-def play_match(preset: str, seed: int, deals: int) -> Iterator[tuple[engine.MatchState, list[Any]]]:
-    """Each state of a bots' match as it is reached, with the events that led to it."""
-    state = engine.new_match(engine.PRESETS[preset], seed, deals)
-    yield state, []
-    turn = 0
-    while state.winners is None:
-        if state.deal.result is not None:
-            events = engine.apply(state, engine.NextDeal())
-        else:
-            view = engine.seat_view(state, state.deal.turn, hints=engine.BOT_HINTS)
-            events = engine.apply(state, bots.decide_now("normal", turn, view))
-        turn += 1
-        yield state, events
-
-
-@settings(max_examples=6, deadline=None, derandomize=True)
+@settings(max_examples=8, deadline=None, derandomize=True)
 @given(
     seed=st.integers(0, 2**40),
     preset=st.sampled_from(sorted(engine.PRESETS)),
@@ -218,37 +173,80 @@ def test_every_seat_and_a_spectator_rebuild_every_version_from_deltas_and_learn_
             else:
                 update = StateUpdate(version, snapshot, engine.seat_view(state, seat), events)
             whole = json.loads(presenter.full_frame(update))
-            sent = json.loads(presenter.frame(update, feed))
+            text = presenter.frame(update, feed)
+            assert text is not None
+            sent = json.loads(text)
+            assert sent["type"] == ("p" if version == 0 else sent["type"])
             rebuilt = mirrors[seat].take(sent)
             assert rebuilt == whole
+            # A delta (or a whole picture) names no card the whole frame would not show.
+            assert card_codes(sent) <= card_codes(whole)
             if sent["type"] == "d":
                 deltas += 1
-                # A delta names no card the whole frame would not show.
-                assert card_codes(sent) <= card_codes(whole)
+                # Each move it tells of is in it once: not again as the trick's or the table's.
+                for move in whole["view"]["moves"][len(whole["view"]["moves"]) - 3 :]:
+                    if move["cards"]:
+                        assert text.count("".join(move["cards"])) <= 1
     assert deltas > 40
 
 
-def test_a_gap_a_bad_op_and_a_wrong_digest_each_ask_for_a_resync_until_a_whole_frame() -> None:
+def test_a_views_wire_form_expands_to_the_view_for_every_seat_at_every_step() -> None:
+    for preset in sorted(engine.PRESETS):
+        before: dict[int, Any] = {}
+        for state, _ in play_match(preset, 7, deals=1):
+            views: list[Any] = [engine.seat_view(state, s) for s in range(3)]
+            views.append(engine.public_view(state))
+            for who, view in enumerate(views):
+                wire = compact(view, before.get(who))
+                before[who] = (view, wire)
+                assert expand(json.loads(msgspec.json.encode(wire))) == json.loads(
+                    msgspec.json.encode(view)
+                )
+
+
+def test_a_gap_a_bad_op_a_wrong_digest_and_a_bad_picture_each_ask_for_a_resync() -> None:
+    state = engine.new_match(engine.Rules(), 3, 1)
     table = {"id": "T", "seats": []}
-    start = {"type": "state", "version": 3, "table": table, "view": {"turn": 0}, "events": []}
-    good_picture = {"t": table, "v": {"turn": 1}}
-    good = {"type": "d", "v": 4, "o": [["turn", 1]], "h": digest(good_picture)}
+    wire = json.loads(msgspec.json.encode(compact(engine.seat_view(state, 0))))
+    start = {"type": "p", "k": "state", "v": 3, "t": table, "w": wire, "h": "0"}
+    turned = [*wire[:8], (wire[8] + 1) % 3, *wire[9:]]
+    good = {"type": "d", "v": 4, "o": [["8", turned[8]]], "h": digest({"t": table, "v": turned})}
     for broken, reason in [
         ({**good, "f": 2}, "gap"),
         ({**good, "v": 5}, "gap"),
         ({**good, "o": [["nope/x", 1]]}, "patch"),
+        ({**good, "o": [["4", [[0, "5S"]]]]}, "patch"),
         ({**good, "e": [0]}, "patch"),
-        ({**good, "o": [["turn", 2]]}, "digest"),
+        ({**good, "e": [["no_such_event", 1]]}, "patch"),
+        ({**good, "o": [["8", wire[8]]]}, "digest"),
     ]:
         mirror = Mirror()
-        mirror.take(start)
+        assert isinstance(mirror.take(start), dict)
         assert mirror.take(broken) == reason
-        # Lost: even the right delta waits for the whole frame the resync brings.
+        # Lost: even the right delta waits for the whole picture the resync brings.
         assert mirror.take(good) is None
         mirror.take(start)
         rebuilt = mirror.take(good)
         assert isinstance(rebuilt, dict)
-        assert rebuilt["view"] == {"turn": 1}
+        assert rebuilt["view"]["turn"] == turned[8]
+        assert rebuilt["events"] == []
+    # A whole picture that is no wire form is a patch error too.
+    assert Mirror().take({**start, "w": wire[:5]}) == "patch"
+
+
+def test_a_deltas_events_are_the_moves_it_appends_unless_it_says_otherwise() -> None:
+    meta = table_meta(3)
+    feed, mirror = presenter.Feed(deltas=True), Mirror()
+    kinds: set[str] = set()
+    for version, (state, events) in enumerate(play_match("classic", 5, deals=5)):
+        snapshot = TableSnapshot(meta=meta, connected=(True,) * 3, bot_speed_ms=0, match_no=0)
+        update = StateUpdate(version, snapshot, engine.seat_view(state, 0), events)
+        sent = json.loads(presenter.frame(update, feed) or "null")
+        rebuilt = mirror.take(sent)
+        assert isinstance(rebuilt, dict)
+        assert rebuilt["events"] == json.loads(msgspec.json.encode(events))
+        kinds.add("implied" if "e" not in sent else "said")
+    assert kinds == {"implied", "said"}
 
 
 def test_a_socket_that_asks_for_whole_frames_gets_nothing_else() -> None:
@@ -257,5 +255,5 @@ def test_a_socket_that_asks_for_whole_frames_gets_nothing_else() -> None:
     for version, (state, events) in enumerate(play_match("classic", 3, deals=1)):
         snapshot = TableSnapshot(meta=meta, connected=(True,) * 3, bot_speed_ms=0, match_no=0)
         update = StateUpdate(version, snapshot, engine.seat_view(state, 0), events)
-        assert json.loads(presenter.frame(update, feed))["type"] == "state"
+        assert json.loads(presenter.frame(update, feed) or "null")["type"] == "state"
     assert feed.picture is None

@@ -23,7 +23,7 @@ from server.protocol import (
     VersionedMessage,
 )
 from server.rooms.commands import AskHint, Request
-from server.rooms.log import BotSpeed, NewMatch, SeatMeta, TableMeta
+from server.rooms.log import BotSpeed, NewMatch, TableMeta
 from server.rooms.updates import (
     Closing,
     HintAnswer,
@@ -33,6 +33,7 @@ from server.rooms.updates import (
     StateUpdate,
     TableSnapshot,
 )
+from tests.server.frame_tables import table_meta
 
 MAX = 16 * 1024
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
@@ -44,21 +45,7 @@ def decoded(frame: str) -> dict[str, Any]:
 
 
 def meta(humans: int = 2) -> TableMeta:
-    seats = [
-        SeatMeta(seat=s, kind="human", name=f"P{s}", token_hash="x" * 64)
-        if s < humans
-        else SeatMeta(seat=s, kind="bot", name=f"B{s}", level="strong")
-        for s in range(3)
-    ]
-    return TableMeta(
-        id="Table0001",
-        rules=engine.Rules(),
-        seed=5,
-        deals=5,
-        seats=seats,
-        bot_speed_ms=300,
-        created_at=0.0,
-    )
+    return table_meta(humans, level="strong")
 
 
 # --- message -> request ----------------------------------------------------------

@@ -1,69 +1,32 @@
-"""Per-seat deltas: what changed in one picture of the table since the last one sent.
+"""The op language of a delta: a generic diff of two JSON values, and its patch.
 
-A *picture* is what a whole ``state`` (or ``watch``) frame shows apart from its
-events: ``{"t": table info, "v": view}``.  The presenter makes it of the one
-projection there is (``engine.seat_view`` / ``engine.public_view`` and
-``presenter.table_info``: the very Structs the whole frame encodes), and a delta
-is computed *from two pictures of the same eyes*: it can only carry what the
-whole frame would have shown, so nothing hidden can leak through it.
-
-``diff(old, new)`` is a generic structural diff of JSON values (``msgspec``
-Structs among them, compared field by field); ``patch(old, ops)`` is its inverse,
-the client's apply (client/js/deltas.js does the same in JavaScript; ``Mirror``
-is the client's whole bookkeeping, which tests and bench/server.py use).  An op
-is a JSON array whose length says what it does, on a path of ``/``-joined keys
-and list indices (``~0`` and ``~1`` escape ``~`` and ``/`` in a key, as in JSON
-Pointer; a null path is the whole picture, ``""`` the key ``""``):
+``diff(old, new)`` is a structural diff of JSON values (``msgspec`` Structs among
+them, compared field by field); ``patch(old, ops)`` is its inverse, the client's
+apply (client/js/deltas.js does the same in JavaScript).  The table info is diffed
+this way; a seat's view is diffed field by field on its wire form
+(``server.deltas.builder``) into the same ops.  An op is a JSON array whose length
+says what it does, on a path of ``/``-joined keys and list indices (``~0`` and
+``~1`` escape ``~`` and ``/`` in a key, as in JSON Pointer; a null path is the
+whole value, ``""`` the key ``""``):
 
 - ``[path, value]``: set the key or list item at ``path`` to ``value`` (a
   list's length as the index appends one item);
-- ``[[path, ...], value]``: set each of the paths to ``value`` (a move is sent
-  once for the trick, the deal's moves and the table's top);
+- ``[[path, ...], value]``: set each of the paths to ``value`` (one value sent
+  once for several places);
 - ``[path]``: remove the key at ``path``;
 - ``[path, index, count, items]``: in the list at ``path``, remove ``count``
   items at ``index`` and insert ``items`` there.
-
-``digest(picture)`` is the check a client makes after patching: CRC-32 of the
-picture's canonical JSON (keys sorted, no spaces, ``msgspec``'s string escapes,
-which are ``JSON.stringify``'s; an integer a JavaScript number cannot hold
-exactly, the fairness seed, written as ``null``), as 8 lowercase hex digits.
-docs/protocol.md ("Deltas") says why CRC-32 and why a generic diff.
 """
 
 from __future__ import annotations
 
-import zlib
 from typing import Any
 
 import msgspec
 
-from server.engine.actions import Passed, Played
-
-__all__ = [
-    "MAX_SAFE_INTEGER",
-    "Mirror",
-    "Op",
-    "PatchError",
-    "canonical",
-    "compact_events",
-    "diff",
-    "digest",
-    "digest_of",
-    "patch",
-    "whole_events",
-]
+__all__ = ["Op", "PatchError", "copy", "diff", "patch"]
 
 Op = list[Any]
-
-# The largest integer a JavaScript number holds exactly (Number.MAX_SAFE_INTEGER).
-MAX_SAFE_INTEGER = (1 << 53) - 1
-
-_canonical = msgspec.json.Encoder(order="sorted")
-# Sixteen digits in a row may be a number beyond MAX_SAFE_INTEGER (digits in a string
-# are a false alarm the exact walk then clears): every digit read as a 9, then one find,
-# is a few times cheaper than a regular expression.
-_NINES = bytes.maketrans(b"0123456789", b"9999999999")
-_SIXTEEN_NINES = b"9" * 16
 
 
 class PatchError(ValueError):
@@ -279,17 +242,17 @@ def patch(picture: Any, ops: list[Op]) -> Any:
     ``PatchError`` when an op does not fit."""
     if not isinstance(ops, list):
         raise PatchError("the ops are a list")
-    root: list[Any] = [_copy(picture)]
+    root: list[Any] = [copy(picture)]
     for op in ops:
         _apply(root, op)
     return root[0]
 
 
-def _copy(value: Any) -> Any:
+def copy(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
+        return {k: copy(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_copy(v) for v in value]
+        return [copy(v) for v in value]
     return value
 
 
@@ -358,7 +321,7 @@ def _remove(root: list[Any], path: Any) -> None:
 
 def _set(root: list[Any], path: Any, new: Any) -> None:
     parts = _parts(path)
-    value = _copy(new)
+    value = copy(new)
     if not parts:
         root[0] = value
         return
@@ -383,176 +346,8 @@ def _splice(target: Any, index: Any, count: Any, items: Any) -> None:
         raise PatchError(f"cannot remove {count!r} at {index!r} of {len(target)}")
     if not isinstance(items, list):
         raise PatchError(f"a splice inserts a list, not {items!r}")
-    target[index : index + count] = _copy(items)
+    target[index : index + count] = copy(items)
 
 
 def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def canonical(picture: Any) -> bytes:
-    """The picture's canonical JSON, the bytes its digest is taken of (see the module)."""
-    data = _canonical.encode(picture)
-    if data.translate(_NINES).find(_SIXTEEN_NINES) >= 0:
-        plain = msgspec.to_builtins(picture)
-        if _has_unsafe_int(plain):
-            data = _canonical.encode(_nulled(plain))
-    return data
-
-
-def digest(picture: Any) -> str:
-    """CRC-32 of ``canonical(picture)``, as 8 lowercase hex digits."""
-    return f"{zlib.crc32(canonical(picture)):08x}"
-
-
-def digest_of(parts: dict[str, bytes]) -> str:
-    """``digest`` of an object whose values' ``canonical`` JSON is given (the table
-    info's is made once for every seat), its CRC-32 chained over the pieces."""
-    crc = 0
-    separator = b"{"
-    for key in sorted(parts):
-        crc = zlib.crc32(separator + _canonical.encode(key) + b":", crc)
-        crc = zlib.crc32(parts[key], crc)
-        separator = b","
-    return f"{zlib.crc32(b'}' if parts else b'{}', crc):08x}"
-
-
-def _unsafe(value: Any) -> bool:
-    return (
-        isinstance(value, int)
-        and not isinstance(value, bool)
-        and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
-    )
-
-
-def _has_unsafe_int(value: Any) -> bool:
-    if isinstance(value, dict):
-        return any(_has_unsafe_int(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_unsafe_int(v) for v in value)
-    return _unsafe(value)
-
-
-def _nulled(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _nulled(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_nulled(v) for v in value]
-    return None if _unsafe(value) else value
-
-
-class Mirror:
-    """A client's copy of its picture, kept from the frames it is sent exactly as the
-    browser keeps it (client/js/net.js): the reference the tests and bench/server.py
-    rebuild views with.  ``take`` answers each ``state``/``watch``/``delta`` frame
-    (decoded JSON) with the whole frame it stands for, or with the reason to ask for a
-    resync (a ``ResyncReason`` value), after which it answers None to every delta
-    until a whole frame comes (one resync asked, not one per frame)."""
-
-    __slots__ = ("kind", "lost", "picture", "version")
-
-    def __init__(self) -> None:
-        self.picture: Any = None
-        self.version: int | None = None
-        self.kind = "state"
-        self.lost = False
-
-    def take(self, frame: dict[str, Any]) -> dict[str, Any] | str | None:
-        """The whole frame ``frame`` stands for, why to resync, or None (waiting)."""
-        if frame["type"] in ("state", "watch"):
-            self.kind = frame["type"]
-            self.picture = {"t": frame["table"], "v": frame["view"]}
-            self.version = frame["version"]
-            self.lost = False
-            return frame
-        if self.lost:
-            return None
-        reason = self._patched(frame)
-        if reason is not None:
-            self.picture, self.lost = None, True
-            return reason
-        return {
-            "type": self.kind,
-            "version": frame["v"],
-            "table": _copy(self.picture["t"]),
-            "view": _copy(self.picture["v"]),
-            "events": whole_events(frame.get("e", []), self.picture["v"]),
-        }
-
-    def _patched(self, frame: dict[str, Any]) -> str | None:
-        if self.picture is None or frame.get("f", frame["v"] - 1) != self.version:
-            return "gap"
-        try:
-            picture = {
-                "t": patch(self.picture["t"], frame.get("t", [])),
-                "v": patch(self.picture["v"], frame["o"]),
-            }
-            whole_events(frame.get("e", []), picture["v"])
-        except PatchError:
-            return "patch"
-        if digest(picture) != frame["h"]:
-            return "digest"
-        self.picture, self.version = picture, frame["v"]
-        return None
-
-
-def compact_events(events: list[Any], moves: list[Any]) -> list[Any]:
-    """``events`` as a delta frame carries them: a ``played`` or ``passed`` event that
-    tells of one of the last moves of ``moves`` (the view's, after the events) is the
-    index of that move (``whole_events`` is the inverse); any other event whole."""
-    tells = [e for e in events if type(e) is Played or type(e) is Passed]
-    start = len(moves) - len(tells)
-    if not tells or start < 0:
-        return events
-    out: list[Any] = []
-    i = start
-    for event in events:
-        if type(event) is Played or type(event) is Passed:
-            if not _tells_of(event, moves[i]):
-                return events
-            out.append(i)
-            i += 1
-        else:
-            out.append(event)
-    return out
-
-
-def _tells_of(event: Played | Passed, move: Any) -> bool:
-    if move.seat != event.seat:
-        return False
-    if isinstance(event, Passed):
-        return bool(move.kind == "pass")
-    return bool((move.kind, move.top, move.cards) == (event.kind, event.top, tuple(event.cards)))
-
-
-def whole_events(events: list[Any], view: Any) -> list[Any]:
-    """The events of a delta frame (decoded JSON) with each move's index replaced by the
-    event that move tells of, in the JSON a ``state`` frame carries."""
-    if not isinstance(events, list):
-        raise PatchError("the events are a list")
-    if not any(type(e) is int for e in events):
-        return events
-    moves = view.get("moves") if isinstance(view, dict) else None
-    out: list[Any] = []
-    for event in events:
-        if type(event) is not int:
-            out.append(event)
-            continue
-        if not isinstance(moves, list) or not 0 <= event < len(moves):
-            raise PatchError(f"no move {event!r} to tell of")
-        move = moves[event]
-        if not isinstance(move, dict):
-            raise PatchError(f"move {event!r} is no move")
-        if move.get("kind") == "pass":
-            out.append({"type": "passed", "seat": move.get("seat")})
-        else:
-            out.append(
-                {
-                    "type": "played",
-                    "seat": move.get("seat"),
-                    "cards": _copy(move.get("cards")),
-                    "kind": move.get("kind"),
-                    "top": move.get("top"),
-                }
-            )
-    return out
