@@ -116,7 +116,9 @@ def _place_json(place: Place | None) -> dict[str, Any]:
         return {"status": "none"}
     if place.table is None:
         return {"status": "queued", "queue": place.queue, "waited_ms": place.waited_ms}
-    return {"status": "seated", "table": place.table, "seat": place.seat}
+    seated = {"status": "seated", "table": place.table, "seat": place.seat}
+    # A bot's seat at a table already playing: the player watches until the deal ends.
+    return seated | ({"joins": "next_deal"} if place.filled else {})
 
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -377,6 +379,9 @@ class LobbyRoutes:
                 409, "already_matched", "you are already queued or seated: leave that first"
             )
         await self._seat(place, group)
+        if place.filled and place.table is not None and place.seat is not None:
+            # The seat is this player's for ratings once they take it over.
+            await self.ratings.seat_player(place.table, place.seat, player.id, token_hash)
         answer = _place_json(place) | ({"token": token} if token is not None else {})
         return _json(answer, 201)
 
