@@ -30,13 +30,14 @@ import logging
 from typing import Protocol
 
 import msgspec
+from redis.exceptions import RedisError
 
 from .log import SeatMeta, TableMeta, Takeover
 from .seats import Listener
 from .tables import human_name
 from .tasks import background
 
-__all__ = ["FillLink", "SeatTakeovers", "install", "take_over", "unlist"]
+__all__ = ["FillLink", "SeatTakeovers", "install", "seat_given", "take_over", "unlist"]
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,26 @@ def unlist(table: str) -> None:
     closed with nobody there); the entry expires anyway if this is lost."""
     if _link is not None:
         background(_link.unlist(table), f"unlist-{table}")
+
+
+async def seat_given(meta: TableMeta, token_hash: str) -> int | None:
+    """The bot seat the holder of ``token_hash`` was given (pending in ``meta``, or a
+    claim at the matchmaker), for a join whose token opens no seat; the owner's room
+    checks it again as the socket attaches."""
+    for pending in meta.takeovers:
+        if pending.token_hash == token_hash:
+            return pending.seat
+    if _link is None:
+        return None
+    try:
+        for seat in meta.seats:
+            if seat.kind != "bot":
+                continue
+            if await _link.claimed(meta.id, seat.seat, token_hash) is not None:
+                return seat.seat
+    except (RedisError, OSError) as exc:
+        log.warning("table %s: cannot read the quick-match claims: %s", meta.id, exc)
+    return None
 
 
 def take_over(meta: TableMeta, seats: list[int], bot_match: int) -> TableMeta:
