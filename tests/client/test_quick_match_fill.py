@@ -45,6 +45,14 @@ def quick_match(page: Any, url: str) -> str:
     return table
 
 
+def snap(page: Any, shots: Path, name: str) -> None:
+    """Screenshots at the phone and desktop sizes docs/client.md shows."""
+    for width, height in ((390, 844), (1280, 800)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.screenshot(path=str(shots / f"{name}-{width}x{height}.png"))
+    page.set_viewport_size({"width": 390, "height": 844})
+
+
 def test_a_second_browser_takes_a_bot_seat_of_a_waiting_players_table_after_the_deal(
     fill_live: Live, new_page: Callable[..., Any], tmp_path: Path
 ) -> None:
@@ -66,7 +74,7 @@ def test_a_second_browser_takes_a_bot_seat_of_a_waiting_players_table_after_the_
     badge = second.locator(".badge.watching")
     assert badge.inner_text() == strings("en")["watch.joining"]
     shots = shot_dir(tmp_path)
-    second.screenshot(path=str(shots / "quick-match-joining-phone.png"))
+    snap(second, shots, "quick-match-joining")
     # The first plays the deal out; as it ends the seat is the second's.
     play_to_result(first)
     second.wait_for_function(
@@ -86,4 +94,4 @@ def test_a_second_browser_takes_a_bot_seat_of_a_waiting_players_table_after_the_
     first.wait_for_function(
         "(text) => document.querySelector('#toast')?.textContent.includes(text)", arg=notice
     )
-    second.screenshot(path=str(shots / "quick-match-took-over-phone.png"))
+    snap(second, shots, "quick-match-took-over")
