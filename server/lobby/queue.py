@@ -71,16 +71,32 @@ local function list_fillable(queue, table_id, humans, now)
   redis.call('ZADD', P .. 'fill:' .. queue, now, table_id)
   redis.call('ZADD', P .. 'fills', now, table_id)
 end
--- A bot seat of the oldest fillable table of ``queue`` for ``who``: its place, or nil.
+-- Whether ``who`` sits at table ``t`` already (its group, or a bot seat given before).
+local function sits_at(t, who)
+  local record = redis.call('GET', P .. 'match:' .. t)
+  if record then
+    for _, m in ipairs(cjson.decode(record).members) do
+      if m[1] == who then return true end
+    end
+  end
+  for seat = 0, 2 do
+    local taken = redis.call('GET', P .. 'taken:' .. t .. ':' .. seat)
+    if taken and cjson.decode(taken)[1] == who then return true end
+  end
+  return false
+end
+-- A bot seat of the oldest fillable table of ``queue`` that ``who`` does not sit at
+-- already: their place, or nil.  At most FILL.max tables are looked at.
 local function fill(queue, who, entry, ttl)
   if FILL.max <= 0 then return nil end
   local fkey = P .. 'fill:' .. queue
-  while true do
-    local first = redis.call('ZRANGE', fkey, 0, 0)
-    if #first == 0 then return nil end
-    local t = first[1]
-    local seat = redis.call('LPOP', P .. 'bots:' .. t)
-    if not seat or redis.call('EXISTS', P .. 'bots:' .. t) == 0 then
+  for _, t in ipairs(redis.call('ZRANGE', fkey, 0, FILL.max - 1)) do
+    local bots = P .. 'bots:' .. t
+    local seat = nil
+    if redis.call('EXISTS', bots) == 1 and not sits_at(t, who) then
+      seat = redis.call('LPOP', bots)
+    end
+    if redis.call('EXISTS', bots) == 0 then
       -- Expired, or that was its last bot seat: the table leaves the set.
       redis.call('ZREM', fkey, t)
       unlist(t)
@@ -92,6 +108,7 @@ local function fill(queue, who, entry, ttl)
       return where
     end
   end
+  return nil
 end
 local function now_ms(given)
   if given ~= '' then return tonumber(given) end
@@ -135,7 +152,11 @@ local function pair(queue, now, wait_ms, ttl_ms, table_id)
   end
   local record = cjson.encode({queue = queue, members = members})
   redis.call('SET', P .. 'match:' .. table_id, record, 'PX', ttl_ms)
-  if take < 3 then list_fillable(queue, table_id, take, now) end
+  if take < 3 then
+    list_fillable(queue, table_id, take, now)
+    -- Kept while the table is offered: a player is never given a seat of their own table.
+    redis.call('PEXPIRE', P .. 'match:' .. table_id, math.max(ttl_ms, FILL.ttl))
+  end
   return record
 end
 """

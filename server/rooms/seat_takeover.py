@@ -156,7 +156,10 @@ class SeatTakeovers:
     def ready(self, meta: TableMeta) -> list[int]:
         """Pending seats whose player is here now, to take over at this boundary."""
         present = {x.seat for x in self._waiting if x.open}
-        return sorted({t.seat for t in meta.takeovers if t.seat in present})
+        # A seat some other way made a person's (the host's open-seat invite) is not
+        # handed to the socket that waits for it: that one only ever watches.
+        bots = {s.seat for s in meta.seats if s.kind == "bot"}
+        return sorted({t.seat for t in meta.takeovers if t.seat in present & bots})
 
     def seated(self, seats: list[int]) -> list[Listener]:
         """The waiting sockets of ``seats`` (now their players'), no longer waiting."""

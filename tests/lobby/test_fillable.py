@@ -80,6 +80,28 @@ async def test_a_later_player_takes_the_bot_seats_of_a_table_started_with_bots(
     assert await mm.token_hash_of("b", Place(None, table, 2)) is None
 
 
+async def test_a_player_is_never_given_a_bot_seat_at_a_table_they_sit_at(
+    client: aioredis.Redis,
+) -> None:
+    mm = matchmaker(client)
+    table = await bot_table(client, mm, "first")
+    # The table's own player leaves quick match and presses it again: they queue.
+    assert await mm.leave("first") == "table"
+    place, _, _ = await mm.join(member("first"), "classic:5", table_id(), now_ms=WAIT + 1)
+    assert place is not None
+    assert place.queue == "classic:5"
+    # So does a player given a bot seat there who comes back for another.
+    place, _, _ = await mm.join(member("b"), "classic:5", table_id(), now_ms=WAIT + 2)
+    assert place == Place(None, table, 1, filled=True)
+    assert await mm.leave("b") == "table"
+    place, _, _ = await mm.join(member("b"), "classic:5", table_id(), now_ms=WAIT + 3)
+    assert place is not None
+    assert place.queue == "classic:5"
+    # Someone else still gets the last bot seat.
+    place, _, _ = await mm.join(member("c"), "classic:5", table_id(), now_ms=WAIT + 4)
+    assert place == Place(None, table, 2, filled=True)
+
+
 async def test_only_players_of_the_same_preset_and_length_fill_a_table(
     client: aioredis.Redis,
 ) -> None:
