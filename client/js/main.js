@@ -126,7 +126,8 @@ function watched(view) {
  * True when it is our own seat: the deal just ended was the bot's, not ours. */
 function noticeTakeovers(before, table, view) {
   let ours = false;
-  for (const seat of before ? table.seats : []) {
+  // The same table only: a page that moved to another table compares nothing.
+  for (const seat of before?.id === table.id ? table.seats : []) {
     const was = before.seats.find((s) => s.seat === seat.seat);
     if (was?.kind !== "bot" || seat.kind !== "human") continue;
     const mine = seat.seat === view.seat && !view.watching;
