@@ -41,13 +41,14 @@ from server.connection import SendNow
 from server.engine import EngineError
 from server.lobby import LobbyLimits, LobbyRoutes
 from server.lobby.codes import Codes
+from server.lobby.fillable import FillableTables
 from server.lobby.listing import LobbyFeed
 from server.lobby.queue import Matchmaker
 from server.operator_access import from_this_host, is_admin
 from server.origins import HostAllowList, host_header, origin_allowed
 from server.players import PlayerStore
 from server.ratings import RatingStore, RatingWorker
-from server.rooms import tables
+from server.rooms import seat_takeover, tables
 from server.rooms.history import HistoryCache, PageOutOfRange
 from server.rooms.names import NameRefused
 from server.rooms.redis_failover import ReplicaAck
@@ -236,6 +237,7 @@ def create_app(
         rating_worker = RatingWorker(rating_store, max_jobs=settings.rating_jobs, tries=12)
         rating_worker.start()
         ratings.install(rating_worker.submit)
+        seat_takeover.install(FillableTables(clients.tables))
         lobby.start(
             players=PlayerStore(clients.tables, settings.player_ttl_seconds),
             codes=codes,
@@ -246,6 +248,8 @@ def create_app(
                 drop_ms=settings.queue_drop_seconds * 1000,
                 seat_ttl_ms=settings.unjoined_table_ttl_seconds * 1000,
                 max_queued=settings.max_queued,
+                fill_max=settings.quick_match_fill_tables,
+                fill_ttl_ms=settings.quick_match_fill_seconds * 1000,
             ),
             store=store,
             buckets=holder["services"].buckets,
@@ -256,6 +260,7 @@ def create_app(
         finally:
             await feed.close()
             ratings.install(None)
+            seat_takeover.install(None)
             await rating_worker.close()
             await node.close()
             # Refills and flood counts in flight finish before their Redis client goes.

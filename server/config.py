@@ -165,6 +165,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     match_wait_seconds: int = 20
     queue_drop_seconds: int = 10
     max_queued: int = 10_000
+    # Quick-match tables started with bots that later players may join (lobby/fillable.py).
+    quick_match_fill_tables: int = 200
+    quick_match_fill_seconds: int = 900
     # Ratings and leaderboards (server.ratings, docs/operations.md "Ratings").
     rating_retention_seconds: int = 30 * 24 * 3600
     leaderboard_size: int = 1000
@@ -288,6 +291,8 @@ _RANGES: tuple[tuple[str, float, float], ...] = (
     ("match_wait_seconds", 1, 3600),
     ("queue_drop_seconds", 2, 3600),
     ("max_queued", 3, 10_000_000),
+    ("quick_match_fill_tables", 0, 1_000_000),
+    ("quick_match_fill_seconds", 10, 7 * 24 * 3600),
     ("rating_retention_seconds", 3600, 5 * 365 * 24 * 3600),
     ("leaderboard_size", 10, 1_000_000),
     ("rating_jobs", 1, 1_000_000),
@@ -542,6 +547,13 @@ OPTIONS: tuple[Option, ...] = (
            parse_duration, "a queued player not heard from this long leaves the queue"),
     Option("max_queued", "--max-queued", "PAODEKUAI_MAX_QUEUED", "N", _parse_int,
            "players all quick-match queues together may hold"),
+    Option("quick_match_fill_tables", "--quick-match-fill-tables",
+           "PAODEKUAI_QUICK_MATCH_FILL_TABLES", "N", _parse_int,
+           "quick-match tables started with bots whose bot seats later players may take "
+           "(shared by every process; 0: none)"),
+    Option("quick_match_fill_seconds", "--quick-match-fill", "PAODEKUAI_QUICK_MATCH_FILL",
+           "DURATION", parse_duration,
+           "the longest a table started with bots takes later quick-match players"),
     Option("rating_retention_seconds", "--rating-retention", "PAODEKUAI_RATING_RETENTION",
            "DURATION", parse_duration, "how long a settled match's rating result and "
            "its per-player markers are kept (a retry older than this would count again)"),

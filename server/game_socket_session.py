@@ -33,6 +33,7 @@ from server.connection import Connection, SendNow
 from server.engine import EngineError
 from server.errors import ServerError
 from server.protocol import CloseCode, JoinMsg, ProtocolError, ProtocolErrorCode
+from server.rooms import seat_takeover
 from server.rooms.room import RoomClosed
 from server.rooms.seating import SeatError, SeatReason, retired_reason
 from server.rooms.seats import SPECTATOR
@@ -134,6 +135,9 @@ async def serve(
     # The watch link's hash goes last: a match there seats a spectator.
     seat = seat_for_token(join.token, [*(s.token_hash for s in meta.seats), meta.watch_hash])
     token_hash = hash_token(join.token)
+    if seat is None:
+        # A quick-match player given a bot seat (rooms/seat_takeover.py).
+        seat = await seat_takeover.seat_given(meta, token_hash)
     if seat is None:
         reason = retired_reason(meta, token_hash)
         if reason is not None:

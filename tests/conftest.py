@@ -28,6 +28,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
+import httpx
 import pytest
 import redis
 import redis.asyncio as aioredis
@@ -378,3 +379,27 @@ def module_server_process(
     )
     yield launcher
     launcher.stop_all()
+
+
+# ---------------------------------------------------------------- in-process servers
+
+
+class _Served(Protocol):
+    url: str
+
+
+@pytest.fixture
+def client_dir(tmp_path: Path) -> Path:
+    """A client dir holding only an index page, for a server run in the test's process."""
+    path = tmp_path / "client"
+    path.mkdir()
+    (path / "index.html").write_text("<!doctype html><title>Pao De Kuai</title>")
+    return path
+
+
+@pytest.fixture
+async def http(live: _Served) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client of the test's ``live`` server (each test package defines it); the
+    timeout only tells a hang from a loaded machine."""
+    async with httpx.AsyncClient(base_url=live.url, timeout=30.0) as client:
+        yield client

@@ -70,9 +70,11 @@ async function ensurePlayer() {
   return player;
 }
 
-function go(table, token) {
+function go(table, token, seat) {
   els.sheet.close();
-  location.hash = `#table=${encodeURIComponent(table)}&token=${encodeURIComponent(token)}`;
+  // The seat, for a bot's seat taken at the next deal: the deal is watched from it meanwhile.
+  const at = Number.isInteger(seat) ? `&seat=${seat}` : "";
+  location.hash = `#table=${encodeURIComponent(table)}&token=${encodeURIComponent(token)}${at}`;
 }
 
 function remember(table, code) {
@@ -117,7 +119,7 @@ async function pollMatch() {
       stopPolling();
       localStorage.removeItem(MATCH_KEY);
       matchStatus("");
-      go(place.table, pending.token);
+      go(place.table, pending.token, place.seat);
       return;
     }
     if (place.status !== "queued") {
@@ -160,7 +162,7 @@ async function quickMatch() {
     write(MATCH_KEY, { token: joined.token });
     if (joined.status === "seated") {
       localStorage.removeItem(MATCH_KEY);
-      go(joined.table, joined.token);
+      go(joined.table, joined.token, joined.seat);
       return;
     }
     startPolling();

@@ -117,7 +117,7 @@ const entropy = new Entropy((msg) => Boolean(app.conn?.send(msg)));
 function onMessage(msg) {
   if (msg.type === "state") entropy.onState(msg);
   if (msg.type === "state") onState(msg);
-  else if (msg.type === "watch") onState({ ...msg, view: watchedView(msg.view) });
+  else if (msg.type === "watch") onState({ ...msg, view: watched(msg.view) });
   else if (msg.type === "hint") onHint(msg);
   else if (msg.type === "error" && msg.code === "invalid_name") onNameRefused(msg);
   else if (msg.type === "error") onError(msg);
@@ -125,10 +125,35 @@ function onMessage(msg) {
   else if (msg.type === "invite") onInvite(msg);
 }
 
+/** A spectator's view; a quick-match player given a bot's seat (a seat token that gets
+ * `watch` frames) watches the deal from that seat until it ends: "joining". */
+function watched(view) {
+  const seen = watchedView(view);
+  if (app.session?.watch) return seen;
+  const seat = Number.isInteger(app.session?.seat) ? app.session.seat : seen.seat;
+  return { ...seen, seat, joining: true };
+}
+
+/** A bot's seat that became a person's (quick match, between deals): say who came.
+ * True when it is our own seat: the deal just ended was the bot's, not ours. */
+function noticeTakeovers(before, table, view) {
+  let ours = false;
+  // The same table only: a page that moved to another table compares nothing.
+  for (const seat of before?.id === table.id ? table.seats : []) {
+    const was = before.seats.find((s) => s.seat === seat.seat);
+    if (was?.kind !== "bot" || seat.kind !== "human") continue;
+    const mine = seat.seat === view.seat && !view.watching;
+    ours ||= mine;
+    toast(mine ? t("seat.youTookOver") : t("seat.tookOver", { name: seat.name }));
+  }
+  return ours;
+}
+
 // ---------------------------------------------------------------- state
 
 function onState(msg) {
   seatActionDone(msg.table);
+  const tookOver = noticeTakeovers(app.table, msg.table, msg.view);
   const prev = app.view;
   const view = msg.view;
   app.version = msg.version;
@@ -145,6 +170,8 @@ function onState(msg) {
   const key = `${msg.table.match_no ?? 0}:${view.deal_no}`;
   const newDeal = key !== app.dealKey;
   app.dealKey = key;
+  // The bot played the deal that just ended: its result is one tap away, not put in front.
+  if (tookOver) app.resultShownFor = key;
   lastTrick.follow(view, key);
   app.hintLabel = "";
   if (msg.table.bot_speed_ms !== undefined && msg.table.bot_speed_ms !== app.settings.botSpeed) {

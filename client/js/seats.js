@@ -79,7 +79,7 @@ export function decorateSeat(el, { table, seat }) {
 /** The same for the player's own strip (or the watched seat 0 of a spectator). */
 export function decorateMe(el, { table, view }) {
   el.dataset.seat = String(view.seat);
-  if (view.watching) el.prepend(h("span", { class: "badge watching", text: t("watch.label") }));
+  if (view.watching) el.prepend(h("span", { class: "badge watching", text: t(view.joining ? "watch.joining" : "watch.label") }));
   if (isAuto(table, view.seat)) el.append(autoBadge());
   el.append(clockElement(view.seat));
   drawClocks();

@@ -63,5 +63,7 @@ export function sessionFromHash(hash = location.hash) {
   const token = params.get("token");
   const watch = params.get("watch");
   if (table && watch) return { table, token: watch, watch: true };
-  return table && token ? { table, token } : null;
+  // `seat`: where a quick-match token sits (it may get `watch` frames until the deal ends).
+  const seat = /^[0-2]$/.test(params.get("seat") || "") ? Number(params.get("seat")) : undefined;
+  return table && token ? { table, token, ...(seat === undefined ? {} : { seat }) } : null;
 }

@@ -12,13 +12,24 @@ are small and each step is microseconds of Redis time; ``bench/quick_match.py``)
 - ``pdk:{mm}:entry:<player>``: the player's name, colour and seat token's hash;
 - ``pdk:{mm}:where:<player>``: ``q:<queue>`` or ``t:<table>:<seat>``;
 - ``pdk:{mm}:match:<table>``: the group a table was made for (JSON), so that any
-  process can create the table if the one that paired them died first.
+  process can create the table if the one that paired them died first;
+- fillable tables (a table started with bots that later players of its queue may
+  join, ``server.lobby.fillable``): ``pdk:{mm}:fill:<queue>``, sorted set, table ->
+  when it was listed (ms), oldest filled first; ``pdk:{mm}:fills``, the same for
+  every queue (its size is bounded by ``fill_max``); ``pdk:{mm}:fillq``, hash,
+  table -> its queue; ``pdk:{mm}:bots:<table>``, list of its bot seats not yet given
+  (expires after ``fill_ttl_ms``: the table is unlisted with it);
+  ``pdk:{mm}:taken:<table>:<seat>``: who was given that bot seat (JSON ``[player,
+  entry]``), which the table's owner reads when the player's socket joins.
 
 Each step first drops players not heard from for ``drop_ms`` (a closed tab stops
 polling), then pairs: three or more queued are seated three at a time, oldest
 first; a queue whose oldest player has waited ``wait_ms`` is seated as it is, with
-bots in the missing seats.  ``where`` and ``match`` records expire after
-``seat_ttl_ms`` unless refreshed by the player's polls.
+bots in the missing seats, and that table is listed as fillable.  A join finds a
+fillable table of its queue first: it pops one of its bot seats and the player is
+seated there at once (``where`` says so), in the same script, so a seat is given to
+exactly one player and nobody is in two places.  ``where``, ``match`` and ``taken``
+records expire after ``seat_ttl_ms`` unless refreshed by the player's polls.
 """
 
 from __future__ import annotations
@@ -30,12 +41,75 @@ from typing import Any
 from server import engine
 from server.rooms.store import Redis
 
-__all__ = ["Group", "Matchmaker", "Member", "Place", "queue_name"]
+__all__ = ["UNLIST", "Group", "Matchmaker", "Member", "Place", "queue_name", "taken_key"]
 
 # KEYS[1]: the queue's key (it routes the script; every key shares the tag).
 # Shared head: purge(now, drop_ms) and pair(queue, now, wait_ms, ttl_ms, table).
 _HEAD = """
 local P = 'pdk:{mm}:'
+-- The fillable set's bound and its entries' lifetime (set from each script's ARGV).
+local FILL = {max = 0, ttl = 0}
+local function unlist(table_id)
+  local q = redis.call('HGET', P .. 'fillq', table_id)
+  if q then redis.call('ZREM', P .. 'fill:' .. q, table_id) end
+  redis.call('HDEL', P .. 'fillq', table_id)
+  redis.call('ZREM', P .. 'fills', table_id)
+  redis.call('DEL', P .. 'bots:' .. table_id)
+end
+local function list_fillable(queue, table_id, humans, now)
+  if FILL.max <= 0 then return end
+  if redis.call('ZCARD', P .. 'fills') >= FILL.max then
+    -- Entries whose bot seats expired make room; the set is at most FILL.max long.
+    for _, t in ipairs(redis.call('ZRANGE', P .. 'fills', 0, -1)) do
+      if redis.call('EXISTS', P .. 'bots:' .. t) == 0 then unlist(t) end
+    end
+    if redis.call('ZCARD', P .. 'fills') >= FILL.max then return end
+  end
+  for seat = humans, 2 do redis.call('RPUSH', P .. 'bots:' .. table_id, seat) end
+  redis.call('PEXPIRE', P .. 'bots:' .. table_id, FILL.ttl)
+  redis.call('HSET', P .. 'fillq', table_id, queue)
+  redis.call('ZADD', P .. 'fill:' .. queue, now, table_id)
+  redis.call('ZADD', P .. 'fills', now, table_id)
+end
+-- Whether ``who`` sits at table ``t`` already (its group, or a bot seat given before).
+local function sits_at(t, who)
+  local record = redis.call('GET', P .. 'match:' .. t)
+  if record then
+    for _, m in ipairs(cjson.decode(record).members) do
+      if m[1] == who then return true end
+    end
+  end
+  for seat = 0, 2 do
+    local taken = redis.call('GET', P .. 'taken:' .. t .. ':' .. seat)
+    if taken and cjson.decode(taken)[1] == who then return true end
+  end
+  return false
+end
+-- A bot seat of the oldest fillable table of ``queue`` that ``who`` does not sit at
+-- already: their place, or nil.  At most FILL.max tables are looked at.
+local function fill(queue, who, entry, ttl)
+  if FILL.max <= 0 then return nil end
+  local fkey = P .. 'fill:' .. queue
+  for _, t in ipairs(redis.call('ZRANGE', fkey, 0, FILL.max - 1)) do
+    local bots = P .. 'bots:' .. t
+    local seat = nil
+    if redis.call('EXISTS', bots) == 1 and not sits_at(t, who) then
+      seat = redis.call('LPOP', bots)
+    end
+    if redis.call('EXISTS', bots) == 0 then
+      -- Expired, or that was its last bot seat: the table leaves the set.
+      redis.call('ZREM', fkey, t)
+      unlist(t)
+    end
+    if seat then
+      local where = 't:' .. t .. ':' .. seat
+      redis.call('SET', P .. 'where:' .. who, where, 'PX', ttl)
+      redis.call('SET', P .. 'taken:' .. t .. ':' .. seat, cjson.encode({who, entry}), 'PX', ttl)
+      return where
+    end
+  end
+  return nil
+end
 local function now_ms(given)
   if given ~= '' then return tonumber(given) end
   local t = redis.call('TIME')
@@ -78,21 +152,30 @@ local function pair(queue, now, wait_ms, ttl_ms, table_id)
   end
   local record = cjson.encode({queue = queue, members = members})
   redis.call('SET', P .. 'match:' .. table_id, record, 'PX', ttl_ms)
+  if take < 3 then
+    list_fillable(queue, table_id, take, now)
+    -- Kept while the table is offered: a player is never given a seat of their own table.
+    redis.call('PEXPIRE', P .. 'match:' .. table_id, math.max(ttl_ms, FILL.ttl))
+  end
   return record
 end
 """
 
 # ARGV: player, queue, now ('' for Redis's TIME), entry JSON, wait_ms, drop_ms,
-# seat_ttl_ms, most queued, a fresh table id.
-# Returns {status, where, match JSON or ''}: status 'queued', 'busy' or 'already'.
+# seat_ttl_ms, most queued, a fresh table id, fill_max, fill_ttl_ms.
+# Returns {status, where, match JSON or ''}: status 'queued', 'filled' (a bot seat of
+# a fillable table), 'busy' or 'already'.
 _JOIN = (
     _HEAD
     + """
 local who, queue = ARGV[1], ARGV[2]
 local now = now_ms(ARGV[3])
+FILL.max, FILL.ttl = tonumber(ARGV[10]), tonumber(ARGV[11])
 purge(now, tonumber(ARGV[6]))
 local w = redis.call('GET', P .. 'where:' .. who)
 if w then return {'already', w, ''} end
+local filled = fill(queue, who, ARGV[4], tonumber(ARGV[7]))
+if filled then return {'filled', filled, ''} end
 if redis.call('ZCARD', P .. 'seen') >= tonumber(ARGV[8]) then return {'busy', '', ''} end
 redis.call('ZADD', P .. 'q:' .. queue, now, who)
 redis.call('ZADD', P .. 'seen', now, who)
@@ -103,13 +186,14 @@ return {'queued', redis.call('GET', P .. 'where:' .. who), made or ''}
 """
 )
 
-# ARGV: player, now, wait_ms, drop_ms, seat_ttl_ms, a fresh table id.
-# Returns {where or '', match JSON or '', ms waited or -1}.
+# ARGV: player, now, wait_ms, drop_ms, seat_ttl_ms, a fresh table id, fill_max,
+# fill_ttl_ms.  Returns {where or '', match JSON or '', ms waited or -1}.
 _POLL = (
     _HEAD
     + """
 local who = ARGV[1]
 local now = now_ms(ARGV[2])
+FILL.max, FILL.ttl = tonumber(ARGV[7]), tonumber(ARGV[8])
 local ttl = tonumber(ARGV[5])
 local w = redis.call('GET', P .. 'where:' .. who)
 if w and string.sub(w, 1, 2) == 'q:' then
@@ -128,6 +212,15 @@ local made = pair(queue, now, tonumber(ARGV[3]), ttl, ARGV[6])
 redis.call('PEXPIRE', P .. 'where:' .. who, ttl)
 redis.call('PEXPIRE', P .. 'entry:' .. who, ttl)
 return {redis.call('GET', P .. 'where:' .. who), made or '', now - tonumber(joined or now)}
+"""
+)
+
+# ARGV: a table.  It takes no more quick-match players.
+UNLIST = (
+    _HEAD
+    + """
+unlist(ARGV[1])
+return 1
 """
 )
 
@@ -186,19 +279,26 @@ class Place:
     table: str | None
     seat: int | None
     waited_ms: int = 0
+    # Seated at a bot's seat of a table already playing: theirs from the next deal.
+    filled: bool = False
 
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def _place(where: str, waited_ms: int = 0) -> Place | None:
+def _place(where: str, waited_ms: int = 0, *, filled: bool = False) -> Place | None:
     if where.startswith("q:"):
         return Place(where[2:], None, None, max(0, waited_ms))
     if where.startswith("t:"):
         table, _, seat = where[2:].rpartition(":")
-        return Place(None, table, int(seat))
+        return Place(None, table, int(seat), filled=filled)
     return None
+
+
+def taken_key(table: str, seat: int) -> str:
+    """Who was given bot seat ``seat`` of fillable ``table`` (JSON ``[player, entry]``)."""
+    return f"pdk:{{mm}}:taken:{table}:{seat}"
 
 
 def group_from_record(table: str, record: str) -> Group:
@@ -230,8 +330,11 @@ class Matchmaker:
         drop_ms: int,
         seat_ttl_ms: int,
         max_queued: int,
+        fill_max: int = 200,
+        fill_ttl_ms: int = 900_000,
     ) -> None:
         self._redis = redis
+        self._fill = (fill_max, fill_ttl_ms)
         self._wait = wait_ms
         self._drop = drop_ms
         self._ttl = seat_ttl_ms
@@ -258,14 +361,14 @@ class Matchmaker:
             keys=[f"pdk:{{mm}}:q:{queue}"],
             args=[
                 player.player, queue, "" if now_ms is None else now_ms, entry,
-                self._wait, self._drop, self._ttl, self._max, table_id,
+                self._wait, self._drop, self._ttl, self._max, table_id, *self._fill,
             ],
         )  # fmt: skip
         status = _text(status)
         if status == "busy":
             return None, None, False
         group = group_from_record(table_id, _text(made)) if _text(made) else None
-        return _place(_text(where)), group, status == "already"
+        return _place(_text(where), filled=status == "filled"), group, status == "already"
 
     async def poll(
         self, player: str, table_id: str, *, now_ms: int | None = None
@@ -276,7 +379,7 @@ class Matchmaker:
             keys=["pdk:{mm}:seen"],
             args=[
                 player, "" if now_ms is None else now_ms, self._wait, self._drop,
-                self._ttl, table_id,
+                self._ttl, table_id, *self._fill,
             ],
         )  # fmt: skip
         group = group_from_record(table_id, _text(made)) if _text(made) else None
@@ -292,7 +395,11 @@ class Matchmaker:
         if place.table is not None and place.seat is not None:
             group = await self.group_of(place.table)
             if group is None or place.seat >= len(group.members):
-                return None
+                taken = await self._redis.get(taken_key(place.table, place.seat))
+                if taken is None:
+                    return None
+                who, entry = json.loads(_text(taken))
+                return str(json.loads(entry).get("hash")) if who == player else None
             member = group.members[place.seat]
             return member.token_hash if member.player == player else None
         entry = await self._redis.get(f"pdk:{{mm}}:entry:{player}")

@@ -68,7 +68,9 @@ def record_of(meta: TableMeta, state: engine.MatchState, match_no: int) -> Match
         seats.append(
             SeatLine(
                 seat=i,
-                human=seat.kind == "human",
+                # A seat a bot played part of this match counts as the bot's (the match is
+                # then rated on the bots track, and the person who took it over is not).
+                human=seat.kind == "human" and seat.bot_match != match_no,
                 token_hash=seat.token_hash or "",
                 points=state.totals[i],
                 deals_won=sum(1 for r in state.results if r.winner == i),

@@ -31,6 +31,7 @@ __all__ = [
     "SeatMeta",
     "TableMeta",
     "TableState",
+    "Takeover",
     "bot_seed",
     "match_seed",
     "rebuild",
@@ -51,6 +52,9 @@ class SeatMeta(msgspec.Struct, frozen=True):
     standins: int = 0
     # Its human has sat down at least once (clocks wait until everyone has).
     joined: bool = False
+    # The match a bot played part of before a person took this seat over (rooms/
+    # seat_takeover.py): that match rates the seat as a bot's; -1: none.
+    bot_match: int = -1
 
 
 class RetiredToken(msgspec.Struct, frozen=True):
@@ -58,6 +62,14 @@ class RetiredToken(msgspec.Struct, frozen=True):
 
     hash: str
     why: Literal["revoked", "expired"]
+
+
+class Takeover(msgspec.Struct, frozen=True):
+    """A bot seat given to a person, theirs from the next deal boundary on."""
+
+    seat: int
+    token_hash: str
+    name: str
 
 
 class TableMeta(msgspec.Struct, frozen=True):
@@ -91,6 +103,9 @@ class TableMeta(msgspec.Struct, frozen=True):
     # The seats' client seeds mixed into the table's first deal, in seat order (the
     # first deal has no log entry to carry them; later deals' entries carry theirs).
     first_entropy: tuple[str, ...] = ()
+    # Bot seats a quick-match player was given, taken over at the next deal boundary
+    # (rooms/seat_takeover.py).
+    takeovers: tuple[Takeover, ...] = ()
 
     @property
     def humans(self) -> int:

@@ -69,6 +69,7 @@ from .gate import check, cleaned
 from .lease_term import LeaseTerm
 from .log import BotSpeed, NewMatch, TableMeta, TableState, rebuild
 from .seat_requests import renamed, seat_change, with_bot_speed
+from .seat_takeover import SeatTakeovers, take_over, unlist
 from .seating import (
     SeatError,
     SeatReason,
@@ -127,6 +128,7 @@ class Room:
         "_standin",
         "_state",
         "_store",
+        "_takeovers",
         "_task",
         "_turn_version",
         "_version",
@@ -174,6 +176,8 @@ class Room:
         self._standin = StandIn(self.id, self._clock, self._post, self._audience.humans)
         self._idle_timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
+        # Quick-match players waiting for the bot seat they were given (seat_takeover.py).
+        self._takeovers = SeatTakeovers()
         # The players' client seeds for the upcoming deal (rooms/fair_deals.py).
         self._fair = FairDeals(
             self._clock, self._post, self._audience.seat_has_socket, entropy_wait_seconds
@@ -301,6 +305,8 @@ class Room:
         if self._idle_timer is not None:
             self._idle_timer.cancel()
         self._on_closed(self)
+        if why is Closing.IDLE:
+            unlist(self.id)  # nobody is here: no quick-match player should be sent here
         self._audience.end_everyone(why)
         while not self._inbox.empty():
             command = self._inbox.get_nowait()
@@ -385,8 +391,13 @@ class Room:
             return True
         seat = self.meta.seats[listener.seat]
         if token_hash is not None and token_hash != seat.token_hash:
-            reason = retired_reason(self.meta, token_hash) or SeatReason.INVITE_REVOKED
-            raise SeatError(reason, "this invite no longer opens the seat")
+            claimed = await self._takeovers.claim(self.meta, listener.seat, token_hash)
+            if claimed is None:
+                reason = retired_reason(self.meta, token_hash) or SeatReason.INVITE_REVOKED
+                raise SeatError(reason, "this invite no longer opens the seat")
+            if await self._take_or_wait(listener, claimed):
+                return True
+            seat = self.meta.seats[listener.seat]
         meta = self.meta
         if seat.kind == "bot":
             if self._state.deal.result is None:
@@ -403,6 +414,11 @@ class Room:
         return changed or self._connected() != before
 
     def _detach(self, listener: Listener) -> None:
+        if self._takeovers.forget(listener):
+            self._audience.spectators.remove(listener)
+            self._broadcast([])
+            self._arm_idle_timer()
+            return
         if listener.seat == SPECTATOR:
             if listener in self._audience.spectators:
                 self._audience.spectators.remove(listener)
@@ -424,6 +440,10 @@ class Room:
     async def _submit(self, command: Submit) -> None:
         listener, request = command.listener, command.request
         if not listener.open:
+            return
+        if self._takeovers.waiting(listener):
+            reason = "you take this seat when the deal ends; until then you watch"
+            self._refuse(listener, SeatError(SeatReason.SPECTATOR, reason))
             return
         if isinstance(request, SendEmote):
             try:
@@ -553,7 +573,10 @@ class Room:
         self._audience.new_version()
         if any(isinstance(event, engine.MatchEnded) for event in commit.events):
             ratings.match_finished(self.meta, self._state, self._match_no)
+            unlist(self.id)
+        moved = await self._take_over_seats()
         self._broadcast(commit.events)
+        self._seat_moved(moved, commit.events)
         self._schedule_bot()
         self._schedule_standin()
         # Heard and handed to the bot: a table waiting for its next action need not hold
@@ -590,6 +613,49 @@ class Room:
         if [s.kind for s in self.meta.seats] != kinds_before:
             self._schedule_bot()
         self._schedule_standin()
+
+    # --- quick-match players taking over bot seats (seat_takeover.py) -------------
+
+    async def _take_or_wait(self, listener: Listener, claimed: TableMeta) -> bool:
+        """A bot seat given to ``listener``'s player: mid-deal they watch until it ends
+        (True); between deals the seat is theirs now (False: seat them as usual)."""
+        if self._state.deal.result is None:
+            await self._save_meta(claimed)
+            self._takeovers.wait(listener)
+            self._audience.spectators.append(listener)
+            return True
+        bot_match = -1 if self._state.winners is not None else self._match_no
+        await self._save_meta(take_over(claimed, [listener.seat], bot_match))
+        self._reseat()
+        return False
+
+    async def _take_over_seats(self) -> list[Listener]:
+        """A deal just ended: the waiting players' seats become theirs (stored first)."""
+        seats = self._takeovers.ready(self.meta) if self._state.deal.result is not None else []
+        if not seats:
+            return []
+        bot_match = -1 if self._state.winners is not None else self._match_no
+        await self._save_meta(take_over(self.meta, seats, bot_match))
+        moved = self._takeovers.seated(seats)
+        for listener in moved:
+            self._audience.spectators.remove(listener)
+        self._reseat()
+        return moved
+
+    def _seat_moved(self, moved: list[Listener], events: list[Event]) -> None:
+        """Seat the players who took over: each gets its seat's whole picture (it was
+        shown the spectators' one), then the others see them connected."""
+        if not moved:
+            return
+        for listener in moved:
+            self._audience.seat(listener)
+        snapshot = self._snapshot()
+        for listener in moved:
+            update = self._audience.state_update(
+                self._state, self._version, listener.seat, snapshot, events, True
+            )
+            listener.push(update)
+        self._broadcast([])
 
     def _reseat(self) -> None:
         """Match the human seats' socket lists and the bots to the meta's seat kinds."""

@@ -21,14 +21,6 @@ BUDGET = 4
 
 
 @pytest.fixture
-def client_dir(tmp_path: Path) -> Path:
-    path = tmp_path / "client"
-    path.mkdir()
-    (path / "index.html").write_text("<!doctype html><title>Pao De Kuai</title>")
-    return path
-
-
-@pytest.fixture
 async def live(redis_url: str, client_dir: Path) -> AsyncIterator[LiveServer]:
     # Requests come "from" addresses a trusted proxy (this host) names, so each test
     # picks the address whose budget it spends.
@@ -44,12 +36,6 @@ async def live(redis_url: str, client_dir: Path) -> AsyncIterator[LiveServer]:
     )
     async for server in run_live(settings, redis_url):
         yield server
-
-
-@pytest.fixture
-async def http(live: LiveServer) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=live.url, timeout=GUARD_SECONDS) as client:
-        yield client
 
 
 async def new_player(http: httpx.AsyncClient, address: str) -> tuple[dict[str, Any], str]:

@@ -193,8 +193,12 @@ async def run_steps(url: str, steps: list[tuple[str, str, str, int]]) -> None:
             if who in dropped:
                 continue
             if op == "join":
-                _, group, _ = await mm.join(member(who), queue, table_id(), now_ms=now)
+                place, group, _ = await mm.join(member(who), queue, table_id(), now_ms=now)
                 record(who, group)
+                if place is not None and place.filled:
+                    # A bot's seat of a table started with bots (tests/lobby/test_fillable.py).
+                    assert who not in seated
+                    seated[who] = str(place.table)
             elif op == "poll":
                 _, group = await mm.poll(who, table_id(), now_ms=now)
                 record(who, group)

@@ -72,14 +72,6 @@ async def run_live(settings: Settings, redis_url: str) -> AsyncIterator[LiveServ
 
 
 @pytest.fixture
-def client_dir(tmp_path: Path) -> Path:
-    path = tmp_path / "client"
-    path.mkdir()
-    (path / "index.html").write_text("<!doctype html><title>Pao De Kuai</title>")
-    return path
-
-
-@pytest.fixture
 async def live(redis_url: str, client_dir: Path) -> AsyncIterator[LiveServer]:
     # Seeded several-human tables, many tables a minute, scripted seats acting at
     # machine speed: these tests script games.
@@ -92,12 +84,6 @@ async def live(redis_url: str, client_dir: Path) -> AsyncIterator[LiveServer]:
     )
     async for server in run_live(settings, redis_url):
         yield server
-
-
-@pytest.fixture
-async def http(live: LiveServer) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=live.url) as client:
-        yield client
 
 
 @pytest.fixture
