@@ -48,10 +48,16 @@ self.addEventListener("fetch", (event) => {
 });
 
 // The network first while the server answers (a player always gets the server's current
-// client); the cached shell when it does not.
+// client); the cached shell when it does not. `no-cache`: asked of the server every time
+// (a 304 when unchanged), never a copy the HTTP cache still deems fresh, which offline
+// would hide the shell and online could mix an old file into a new client.
 async function fromNetworkElseShell(request, url) {
+  const fresh =
+    request.mode === "navigate"
+      ? new Request(url.href, { cache: "no-cache", credentials: "same-origin" })
+      : new Request(request, { cache: "no-cache" });
   try {
-    return await fetch(request);
+    return await fetch(fresh);
   } catch (err) {
     const cache = await caches.open(CACHE);
     const hit = await cache.match(request, { ignoreSearch: true });
