@@ -172,7 +172,7 @@ function onState(msg) {
 
   const myTurn = view.turn === view.seat;
   if (myTurn && (!prev || prev.turn !== view.seat)) cue("turn");
-  turnNotifier.onState(view, prev);
+  turnNotifier.onState(view, prev, msg.table);
   const brand = t("app.title").includes("跑得快") ? t("app.title") : `${t("app.title")} · 跑得快`;
   document.title = myTurn ? `${t("title.yourTurn")} · ${brand}` : brand;
 

@@ -55,14 +55,19 @@ export class TurnNotifier {
     if (on && !allowed) this.note.textContent = t("notify.blocked");
   }
 
-  /** Each state: a notification if our turn has just started and nobody sees the page. */
-  onState(view, prev) {
-    const mine = !view.watching && view.turn === view.seat && view.result === null;
+  /** Each state: a notification if our turn has just started and nobody sees the page
+   *  (not while the stand-in plays our seat on auto: it takes those turns itself). */
+  onState(view, prev, table) {
+    const onAuto = Boolean(table?.seats?.[view.seat]?.on_auto);
+    const mine = !view.watching && !onAuto && view.turn === view.seat && view.result === null;
     if (!mine) {
       this.close();
       return;
     }
-    const started = !prev || prev.turn !== view.seat || prev.deal_no !== view.deal_no;
+    // Bots that answer at once hand the turn straight back in the frame of our own move:
+    // a turn starts whenever someone has moved since the last frame, not only when the
+    // turn was another seat's.
+    const started = !prev || prev.turn !== view.seat || prev.deal_no !== view.deal_no || prev.moves.length !== view.moves.length;
     if (!started || document.visibilityState !== "hidden" || !this.enabled()) return;
     this.show();
   }
