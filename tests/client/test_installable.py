@@ -23,6 +23,7 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import pytest
 from client_helpers import (
@@ -131,8 +132,17 @@ def test_the_worker_is_served_revalidated_and_caches_the_shell_never_the_game(
     assert "__PDK_SHELL__" not in body.decode()
     page = open_controlled(live, new_page)
     # Played a little: the socket and the API answered meanwhile.
+    seen: dict[str, bool] = {}
+    page.on("response", lambda r: seen.setdefault(urlparse(r.url).path, r.from_service_worker))
     page.reload()
     wait_joined(page)
+    with page.expect_response(lambda r: "/history" in r.url):
+        page.click("#btn-history")
+    # The client's files come through the worker; the API straight from the network.
+    assert seen["/js/main.js"]
+    api = [path for path in seen if path.startswith("/api/")]
+    assert api
+    assert [path for path in api if seen[path]] == []
     cached = page.evaluate(CACHES_JS)
     assert len(cached) == 1, cached
     ((name, paths),) = cached.items()
