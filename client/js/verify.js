@@ -154,11 +154,14 @@ export async function verifyRecord(rec) {
 
 /** The check's section: a heading, a line per deal, and what it all means. */
 export function verificationSection(results) {
+  // A deal this browser never saw dealt is neither verified nor failed.
+  const kind = (failed) => (!failed.length ? "ok" : failed[0] === "unseen" ? "unseen" : "bad");
+  const marks = { ok: "✓", bad: "✗", unseen: "–" };
   const rows = results.map(({ deal, failed }) =>
     h(
       "li",
-      { class: `verify-row ${failed.length ? "bad" : "ok"}`, "data-deal": String(deal), "data-failed": failed.join(" ") },
-      h("span", { class: "verify-mark", "aria-hidden": "true", text: failed.length ? "✗" : "✓" }),
+      { class: `verify-row ${kind(failed)}`, "data-deal": String(deal), "data-failed": failed.join(" ") },
+      h("span", { class: "verify-mark", "aria-hidden": "true", text: marks[kind(failed)] }),
       h("span", {
         text: failed.length
           ? `${t("verify.deal", { n: deal })}: ${failed.map((f) => t(`verify.${f}`)).join("; ")}`
