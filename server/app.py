@@ -33,6 +33,7 @@ from starlette.websockets import WebSocket
 
 from server import bots, game_socket_session, metrics, ratings
 from server.budgets import Grant, SharedBuckets, address_key, global_key, table_key
+from server.client_shell import service_worker_route
 from server.cluster.bus import Bus
 from server.cluster.connect import connect
 from server.cluster.node import Node
@@ -492,6 +493,7 @@ def create_app(
             Route("/api/usage", usage, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),
             *lobby.routes(),
+            service_worker_route(settings.client_dir),
             Mount(
                 "/",
                 StaticFiles(directory=settings.client_dir, html=True, check_dir=False),

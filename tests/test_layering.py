@@ -30,6 +30,7 @@ LAYERS: list[dict[str, tuple[str, ...]]] = [
             "server.operator_access",
             "server.log_redaction",
             "server.deltas",
+            "server.client_shell",
         )
     },
     {"rooms": ("server.rooms", "server.ratings"), "wire": ("server.protocol",)},

@@ -42,6 +42,7 @@ export const els = {
   rulesSheet: $("#rules-sheet"),
   historySheet: $("#history-sheet"),
   linkSheet: $("#link-sheet"),
+  needsServer: $("#needs-server"),
 };
 
 export const app = {

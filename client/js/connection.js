@@ -6,6 +6,7 @@ import { app, els, reasonText } from "./app.js";
 import { t } from "./i18n.js";
 import { announce, toast } from "./narrate.js";
 import { ApiError, Connection, createTable } from "./net.js";
+import { showNeedsServer } from "./pwa.js";
 import { HOST_SEAT } from "./seats.js";
 import { clearSession, loadSession, saveSession } from "./store.js";
 
@@ -120,6 +121,7 @@ function setNet(status) {
   draw();
   if (status.state === "offline") netTimer = setInterval(draw, 500);
   els.app.classList.toggle("offline", status.state !== "online");
+  showNeedsServer(status.state, Boolean(app.view));
   hooks.redraw();
 }
 

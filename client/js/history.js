@@ -7,6 +7,7 @@ import { cardName, t } from "./i18n.js";
 import { isPlaceholder } from "./names.js";
 import { $, describeMove, h } from "./render.js";
 import { scoreboard } from "./scoreboard.js";
+import { showVerification } from "./verify.js";
 
 /** The finished deals of `table`, or an Error whose `code` is the server's reason. */
 export async function fetchHistory(table, token) {
@@ -117,6 +118,8 @@ export class HistorySheet {
       rows.length ? h("ol", { class: "history-list" }, rows) : h("p", { class: "note", text: t("history.none") }),
       ...boards,
     );
+    // The fair-shuffle check of each match this browser played (verify.js).
+    boards.forEach((board, i) => showVerification(board, this.data.table, matches[i]));
   }
 
   replay(deal, step) {

@@ -28,6 +28,9 @@ import { bindKeyboard } from "./keyboard.js";
 import { bombEffect, lastCardEffect, travel } from "./motion.js";
 import { cardName, detectLanguage, language, setLanguage, t } from "./i18n.js";
 import { Entropy } from "./entropy.js";
+import { TurnNotifier } from "./notify.js";
+import { registerWorker } from "./pwa.js";
+import { FairnessLog, showVerification } from "./verify.js";
 import {
   $,
   h,
@@ -113,9 +116,18 @@ const autoPass = new AutoPass({
 // ---------------------------------------------------------------- frames
 
 const entropy = new Entropy((msg) => Boolean(app.conn?.send(msg)));
+const fairness = new FairnessLog();
+const turnNotifier = new TurnNotifier({
+  settings: app.settings,
+  save: () => saveSettings(app.settings),
+  input: $("#opt-notify"),
+  note: $("#notify-why"),
+});
 
 function onMessage(msg) {
   if (msg.type === "state") entropy.onState(msg);
+  if (msg.type === "state") fairness.observe(msg, (c) => entropy.given.get(c)?.seed ?? null);
+  if (msg.type === "error") fairness.onError(msg);
   if (msg.type === "state") onState(msg);
   else if (msg.type === "watch") onState({ ...msg, view: watched(msg.view) });
   else if (msg.type === "hint") onHint(msg);
@@ -202,6 +214,7 @@ function onState(msg) {
 
   const myTurn = view.turn === view.seat;
   if (myTurn && (!prev || prev.turn !== view.seat)) cue("turn");
+  turnNotifier.onState(view, prev, msg.table);
   const brand = t("app.title").includes("跑得快") ? t("app.title") : `${t("app.title")} · 跑得快`;
   document.title = myTurn ? `${t("title.yourTurn")} · ${brand}` : brand;
 
@@ -341,6 +354,7 @@ function drawResult() {
     onClose: () => els.resultSheet.close(),
   });
   if (app.view.match_over) showRatingChange(els.resultBody, app.session?.table);
+  if (app.view.match_over) showVerification(els.resultBody, app.table.id, app.table.match_no ?? 0, els.resultBody.querySelector(".sheet-actions"));
 }
 
 function openResult() {
@@ -532,6 +546,7 @@ function bindInput() {
 // ---------------------------------------------------------------- start
 
 async function start() {
+  registerWorker();
   await setLanguage(app.settings.lang || detectLanguage());
   applyDisplay();
   bindInput();

@@ -3,6 +3,7 @@
 // The socket takes deltas (deltas.js): the page is handed whole frames all the same.
 
 import { Mirror } from "./deltas.js";
+import { parseFrame } from "./exactjson.js";
 
 export class ApiError extends Error {
   constructor(code, message) {
@@ -123,7 +124,7 @@ export class Connection {
       }
       let msg;
       try {
-        msg = JSON.parse(ev.data);
+        msg = parseFrame(ev.data);
       } catch {
         return;
       }
