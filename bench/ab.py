@@ -42,6 +42,7 @@ import argparse
 import json
 import math
 import os
+import re
 import shlex
 import statistics
 import subprocess
@@ -122,10 +123,16 @@ def dependencies(root: Path) -> list[str]:
     return sorted(project.get("dependencies", []))
 
 
+def _names(requirements: list[str]) -> set[str]:
+    return {re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0].lower() for r in requirements}
+
+
 def base_python(tree: Path, force_venv: bool) -> str:
-    """This interpreter if it has what the base's server needs, else a venv in the base tree
-    (made with the base's own pyproject.toml if missing: needs the package index)."""
-    if not force_venv and dependencies(tree) == dependencies(REPO_ROOT):
+    """This interpreter if it has what the base's server needs (every package the base
+    names is one this tree names too: a base from before a new dependency runs here),
+    else a venv in the base tree (made with the base's own pyproject.toml if missing:
+    needs the package index)."""
+    if not force_venv and _names(dependencies(tree)) <= _names(dependencies(REPO_ROOT)):
         return sys.executable
     venv = tree / ".venv"
     python = venv / "bin" / "python"
