@@ -183,6 +183,14 @@ def _num(value: float | None, unit: str = "") -> str:
     return text + (f" {unit}" if unit else "")
 
 
+# What a seat received, from bench/server.py's byte counts (absent from a base's runs
+# only if the base's server sends nothing the client can count: never so far).
+BYTES = [
+    ("bytes_per_action_per_seat", "per action"),
+    ("bytes_p99_action_frame", "p99 frame"),
+    ("bytes_join_frame", "join frame"),
+]
+
 REST = "server_cpu_ms_per_action_excluding_bots"
 BOTS = "bot_cpu_ms_per_action"
 
@@ -216,6 +224,15 @@ def describe_pair(index: int, first: str, a: Run, b: Run) -> str:
     corrected = machine_corrected(a, b)
     if corrected is not None:
         parts.append(f"without bots / bots {corrected:.2f}")
+    # What a seat received (the same in every run of the same seeds: no ratio of the
+    # machine's, A whole frames, B deltas when the bench gives A --frames full).
+    sizes = [
+        f"{label} {_num(a.figure(key))} / {_num(b.figure(key), 'B')}"
+        for key, label in BYTES
+        if a.figure(key) is not None or b.figure(key) is not None
+    ]
+    if sizes:
+        parts.append("bytes a seat received: " + ", ".join(sizes))
     errors = f"; errors A {a.result['errors']} B {b.result['errors']}"
     speed = (
         f"engine deals/s A {a.result['machine_deals_per_s']} B {b.result['machine_deals_per_s']}"

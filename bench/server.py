@@ -905,22 +905,25 @@ def main(argv: list[str] | None = None) -> int:
     print(f"tables: {result['tables']} ({seats} each)")  # fmt: skip
     print(f"played: {result['seconds']} s, {result['actions']} accepted actions "
           f"({result['human_actions']} timed human actions)")  # fmt: skip
-    print(f"actions/s: {result['actions_per_s']}")
+    # Every absolute figure moves with the machine: each line names the speed it was made at.
+    machine = (f"[machine {result['machine_deals_per_s']} engine deals/s before/after, "
+               f"load {result['load_after'][0]}]")  # fmt: skip
+    print(f"actions/s: {result['actions_per_s']} {machine}")
     print(f"latency send->state: p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, "
-          f"max {result['max_ms']} ms")  # fmt: skip
+          f"max {result['max_ms']} ms {machine}")  # fmt: skip
     print(f"server CPU per action: {result['server_cpu_ms_per_action']} ms = bots thinking "
           f"{result['bot_cpu_ms_per_action']} ms + the rest "
           f"{result['server_cpu_ms_per_action_excluding_bots']} ms "
           f"({result['server_cpu_share_of_core']:.0%} of one core; in the kernel "
           f"{result['server_system_cpu_ms_per_action']} ms; "
-          f"{result['server_wakeups_per_action']} wake-ups per action)")  # fmt: skip
+          f"{result['server_wakeups_per_action']} wake-ups per action) {machine}")  # fmt: skip
     print(f"bytes a seat received ({args.frames}): {result['bytes_per_action_per_seat']} B "
           f"per accepted action (join frame apart), p99 of a frame telling of actions "
           f"{result['bytes_p99_action_frame']} B, join frame {result['bytes_join_frame']} B; "
           f"a whole table per action: {args.humans} x that; machine speed "
           f"{result['machine_deals_per_s']} deals/s, load {result['load_after']}")  # fmt: skip
     print(f"redis CPU per action: {result['redis_cpu_ms_per_action']} ms; "
-          f"bench client: {result['client_cpu_ms_per_action']} ms")  # fmt: skip
+          f"bench client: {result['client_cpu_ms_per_action']} ms {machine}")  # fmt: skip
     print(f"memory: idle {result['rss_idle_mib']} MiB (after a warm-up table of "
           f"{result['warmup_actions']} human actions), live {result['rss_live_mib']} MiB; "
           f"{result['kib_per_table_without_caches']} KiB per table halfway, not counting "
