@@ -143,11 +143,13 @@ def base_python(tree: Path, force_venv: bool) -> str:
     return str(python)
 
 
-def base_extra(args: argparse.Namespace) -> tuple[str, ...]:
+def base_extra(args: argparse.Namespace, tree: Path) -> tuple[str, ...]:
     """The base side's extra bench arguments: ``--bench-args-a``, and whole state frames
-    when this bench's client can take deltas (a base from before them has none)."""
+    when this bench's client can take deltas and the base's server cannot (a base from
+    before them)."""
     extra = shlex.split(args.bench_args_a)
-    if '"--frames"' in BENCH.read_text() and "--frames" not in extra:
+    has_deltas = (tree / "server" / "deltas.py").is_file()
+    if '"--frames"' in BENCH.read_text() and "--frames" not in extra and not has_deltas:
         extra += ["--frames", "full"]
     return tuple(extra)
 
@@ -400,7 +402,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--bench-args-a",
         default="",
         help="more bench/server.py arguments for A's runs (e.g. '--frames full', added by "
-        "itself when the bench has that option)",
+        "itself when the bench has that option and the base's server has no deltas)",
     )
     parser.add_argument("--bench-args-b", default="", help="the same for B's runs")
     parser.add_argument("--json", metavar="PATH", help="also write every run's figures to PATH")
@@ -415,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("--humans takes 1 and/or 3; --pairs at least 1")
     started = time.monotonic()
     tree = base_tree(args.base)
-    base = Side("A", tree, base_python(tree, args.base_venv), base_extra(args))
+    base = Side("A", tree, base_python(tree, args.base_venv), base_extra(args, tree))
     head = Side("B", REPO_ROOT, sys.executable, tuple(shlex.split(args.bench_args_b)))
     describe = {
         side.name: git("log", "-1", "--format=%h %s", cwd=side.root) for side in (base, head)
