@@ -42,6 +42,7 @@ import argparse
 import json
 import math
 import os
+import re
 import shlex
 import statistics
 import subprocess
@@ -122,10 +123,16 @@ def dependencies(root: Path) -> list[str]:
     return sorted(project.get("dependencies", []))
 
 
+def _names(requirements: list[str]) -> set[str]:
+    return {re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0].lower() for r in requirements}
+
+
 def base_python(tree: Path, force_venv: bool) -> str:
-    """This interpreter if it has what the base's server needs, else a venv in the base tree
-    (made with the base's own pyproject.toml if missing: needs the package index)."""
-    if not force_venv and dependencies(tree) == dependencies(REPO_ROOT):
+    """This interpreter if it has what the base's server needs (every package the base
+    names is one this tree names too: a base from before a new dependency runs here),
+    else a venv in the base tree (made with the base's own pyproject.toml if missing:
+    needs the package index)."""
+    if not force_venv and _names(dependencies(tree)) <= _names(dependencies(REPO_ROOT)):
         return sys.executable
     venv = tree / ".venv"
     python = venv / "bin" / "python"
@@ -136,11 +143,13 @@ def base_python(tree: Path, force_venv: bool) -> str:
     return str(python)
 
 
-def base_extra(args: argparse.Namespace) -> tuple[str, ...]:
+def base_extra(args: argparse.Namespace, tree: Path) -> tuple[str, ...]:
     """The base side's extra bench arguments: ``--bench-args-a``, and whole state frames
-    when this bench's client can take deltas (a base from before them has none)."""
+    when this bench's client can take deltas and the base's server cannot (a base from
+    before them)."""
     extra = shlex.split(args.bench_args_a)
-    if '"--frames"' in BENCH.read_text() and "--frames" not in extra:
+    has_deltas = (tree / "server" / "deltas.py").is_file()
+    if '"--frames"' in BENCH.read_text() and "--frames" not in extra and not has_deltas:
         extra += ["--frames", "full"]
     return tuple(extra)
 
@@ -176,6 +185,14 @@ def _num(value: float | None, unit: str = "") -> str:
     return text + (f" {unit}" if unit else "")
 
 
+# What a seat received, from bench/server.py's byte counts (absent from a base's runs
+# only if the base's server sends nothing the client can count: never so far).
+BYTES = [
+    ("bytes_per_action_per_seat", "per action"),
+    ("bytes_p99_action_frame", "p99 frame"),
+    ("bytes_join_frame", "join frame"),
+]
+
 REST = "server_cpu_ms_per_action_excluding_bots"
 BOTS = "bot_cpu_ms_per_action"
 
@@ -209,6 +226,15 @@ def describe_pair(index: int, first: str, a: Run, b: Run) -> str:
     corrected = machine_corrected(a, b)
     if corrected is not None:
         parts.append(f"without bots / bots {corrected:.2f}")
+    # What a seat received (the same in every run of the same seeds: no ratio of the
+    # machine's, A whole frames, B deltas when the bench gives A --frames full).
+    sizes = [
+        f"{label} {_num(a.figure(key))} / {_num(b.figure(key), 'B')}"
+        for key, label in BYTES
+        if a.figure(key) is not None or b.figure(key) is not None
+    ]
+    if sizes:
+        parts.append("bytes a seat received: " + ", ".join(sizes))
     errors = f"; errors A {a.result['errors']} B {b.result['errors']}"
     speed = (
         f"engine deals/s A {a.result['machine_deals_per_s']} B {b.result['machine_deals_per_s']}"
@@ -376,7 +402,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--bench-args-a",
         default="",
         help="more bench/server.py arguments for A's runs (e.g. '--frames full', added by "
-        "itself when the bench has that option)",
+        "itself when the bench has that option and the base's server has no deltas)",
     )
     parser.add_argument("--bench-args-b", default="", help="the same for B's runs")
     parser.add_argument("--json", metavar="PATH", help="also write every run's figures to PATH")
@@ -391,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("--humans takes 1 and/or 3; --pairs at least 1")
     started = time.monotonic()
     tree = base_tree(args.base)
-    base = Side("A", tree, base_python(tree, args.base_venv), base_extra(args))
+    base = Side("A", tree, base_python(tree, args.base_venv), base_extra(args, tree))
     head = Side("B", REPO_ROOT, sys.executable, tuple(shlex.split(args.bench_args_b)))
     describe = {
         side.name: git("log", "-1", "--format=%h %s", cwd=side.root) for side in (base, head)

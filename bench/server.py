@@ -123,6 +123,37 @@ atexit.register(write)
 runpy.run_module("server", run_name="__main__", alter_sys=True)
 """
 
+# Runs ``python -m server`` keeping what the cyclic collector finds unreachable once
+# start-up is over (``gc.DEBUG_SAVEALL`` from the server's ``gc.freeze``): each SIGUSR2
+# writes ``<prefix>.<n>`` with how many objects only the collector could free (reference
+# cycles) and their types, and forgets them.  Nothing is freed meanwhile: a diagnostic.
+_GC_CYCLES_LAUNCHER = """
+import collections, gc, json, runpy, signal, sys
+prefix = sys.argv.pop(1)
+dumps = [0]
+def dump(*_):
+    gc.collect()
+    def kind(o):
+        if type(o).__name__ == "function":  # a closure in a cycle: which one
+            return f"function {o.__module__}.{o.__qualname__}"
+        if isinstance(o, BaseException):  # caught and kept with its traceback: which one
+            return f"{type(o).__module__}.{type(o).__qualname__}: {str(o)[:70]}"
+        return f"{getattr(type(o), '__module__', '?')}.{type(o).__qualname__}"
+    kinds = collections.Counter(kind(o) for o in gc.garbage)
+    dumps[0] += 1
+    with open(f"{prefix}.{dumps[0]}", "w") as out:
+        json.dump({"objects": len(gc.garbage), "types": kinds.most_common(25)}, out)
+    gc.garbage.clear()
+freeze = gc.freeze
+def freeze_then_keep():
+    freeze()
+    gc.garbage.clear()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+gc.freeze = freeze_then_keep
+signal.signal(signal.SIGUSR2, dump)
+runpy.run_module("server", run_name="__main__", alter_sys=True)
+"""
+
 # Runs ``python -m server`` with tracemalloc on; each SIGUSR2 dumps a snapshot to
 # ``<prefix>.<n>`` (n = 1, 2, ...).
 _TRACEMALLOC_LAUNCHER = """
@@ -171,6 +202,8 @@ def start_server(
         launcher = ["-c", _TRACEMALLOC_LAUNCHER, str(Path(args.tracemalloc).resolve())]
     elif args.gc_probe:
         launcher = ["-c", _GC_PROBE_LAUNCHER, str(Path(args.gc_probe).resolve())]
+    elif args.gc_cycles:
+        launcher = ["-c", _GC_CYCLES_LAUNCHER, str(Path(args.gc_cycles).resolve())]
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(
             [args.server_python or sys.executable, *launcher, "serve", "--host", "127.0.0.1",
@@ -689,6 +722,10 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
         before, started = await steady_start(base, pid, redis, runs, window)
     if args.tracemalloc:
         await dump_tracemalloc(pid, Path(f"{args.tracemalloc}.2"))
+    if args.gc_cycles:
+        # The cycles of start-up, table creation and joins are not the play's.
+        await dump_tracemalloc(pid, Path(f"{args.gc_cycles}.1"))
+        actions_then = (await asyncio.to_thread(http_json, f"{base}/api/usage"))["actions"]
     profiler = None
     if args.profile:
         # Sample the middle of the run: every table joined, none finishing yet.
@@ -700,6 +737,13 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     usage_live = await asyncio.to_thread(http_json, f"{base}/api/usage")
     if args.tracemalloc:
         await dump_tracemalloc(pid, Path(f"{args.tracemalloc}.3"))
+    cycles = None
+    if args.gc_cycles:
+        # Halfway, every socket still open: the play's cycles, not the sockets' ends.
+        await dump_tracemalloc(pid, Path(f"{args.gc_cycles}.2"))
+        actions_now = (await asyncio.to_thread(http_json, f"{base}/api/usage"))["actions"]
+        cycles = json.loads(await asyncio.to_thread(Path(f"{args.gc_cycles}.2").read_text))
+        cycles["per_action"] = round(cycles["objects"] / max(1, actions_now - actions_then), 2)
     await asyncio.gather(*tasks)
     window.append(time.monotonic())
     after = await asyncio.to_thread(Sample, base, pid, redis)
@@ -760,6 +804,7 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
         # What creating the tables over HTTP left behind, before any socket joined.
         "kib_per_table_created": round((rss_created - rss_idle) / 1024 / args.tables, 1),
         **_bytes_figures(runs),
+        **({} if cycles is None else {"gc_cycles": cycles}),
         "errors": len(errors),
         "error_codes": sorted(set(errors)),
         "load_before": [round(x, 2) for x in before.load],
@@ -860,6 +905,13 @@ def main(argv: list[str] | None = None) -> int:
         help="time every collection of the server's cyclic GC (written to PATH) and print "
         "the collections of the play window per generation",
     )
+    parser.add_argument(
+        "--gc-cycles",
+        metavar="PREFIX",
+        help="keep what the server's cyclic GC finds unreachable while the tables play "
+        "(gc.DEBUG_SAVEALL after start-up; snapshots PREFIX.1-2) and print how many objects "
+        "per action only the collector could free, by type (nothing is freed: a diagnostic)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON line only")
     args = parser.parse_args(argv)
     if not 1 <= args.tables <= 2000 or not 1 <= args.duration <= 600:
@@ -905,22 +957,25 @@ def main(argv: list[str] | None = None) -> int:
     print(f"tables: {result['tables']} ({seats} each)")  # fmt: skip
     print(f"played: {result['seconds']} s, {result['actions']} accepted actions "
           f"({result['human_actions']} timed human actions)")  # fmt: skip
-    print(f"actions/s: {result['actions_per_s']}")
+    # Every absolute figure moves with the machine: each line names the speed it was made at.
+    machine = (f"[machine {result['machine_deals_per_s']} engine deals/s before/after, "
+               f"load {result['load_after'][0]}]")  # fmt: skip
+    print(f"actions/s: {result['actions_per_s']} {machine}")
     print(f"latency send->state: p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, "
-          f"max {result['max_ms']} ms")  # fmt: skip
+          f"max {result['max_ms']} ms {machine}")  # fmt: skip
     print(f"server CPU per action: {result['server_cpu_ms_per_action']} ms = bots thinking "
           f"{result['bot_cpu_ms_per_action']} ms + the rest "
           f"{result['server_cpu_ms_per_action_excluding_bots']} ms "
           f"({result['server_cpu_share_of_core']:.0%} of one core; in the kernel "
           f"{result['server_system_cpu_ms_per_action']} ms; "
-          f"{result['server_wakeups_per_action']} wake-ups per action)")  # fmt: skip
+          f"{result['server_wakeups_per_action']} wake-ups per action) {machine}")  # fmt: skip
     print(f"bytes a seat received ({args.frames}): {result['bytes_per_action_per_seat']} B "
           f"per accepted action (join frame apart), p99 of a frame telling of actions "
           f"{result['bytes_p99_action_frame']} B, join frame {result['bytes_join_frame']} B; "
           f"a whole table per action: {args.humans} x that; machine speed "
           f"{result['machine_deals_per_s']} deals/s, load {result['load_after']}")  # fmt: skip
     print(f"redis CPU per action: {result['redis_cpu_ms_per_action']} ms; "
-          f"bench client: {result['client_cpu_ms_per_action']} ms")  # fmt: skip
+          f"bench client: {result['client_cpu_ms_per_action']} ms {machine}")  # fmt: skip
     print(f"memory: idle {result['rss_idle_mib']} MiB (after a warm-up table of "
           f"{result['warmup_actions']} human actions), live {result['rss_live_mib']} MiB; "
           f"{result['kib_per_table_without_caches']} KiB per table halfway, not counting "
@@ -933,6 +988,12 @@ def main(argv: list[str] | None = None) -> int:
         print("cyclic GC while playing: " + ", ".join(
             f"{name} {c['collections']:g} ({c['total_ms']} ms, longest {c['max_ms']} ms)"
             for name, c in result["collections"].items()))  # fmt: skip
+    if args.gc_cycles:
+        cycles = result["gc_cycles"]
+        print(f"objects only the cyclic GC could free, while playing: {cycles['objects']} "
+              f"({cycles['per_action']} per accepted action); by type:")  # fmt: skip
+        for name, count in cycles["types"]:
+            print(f"  {count:8d}  {name}")
     if args.tracemalloc:
         memory = result["memory_by_file"]
         print(f"traced, once all joined: {memory['joined_kib_per_table']} KiB per table:")

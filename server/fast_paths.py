@@ -24,6 +24,7 @@ __all__ = [
     "FrameTaker",
     "WriteBatch",
     "frame_taker",
+    "text_frame_head",
     "text_sender",
     "write_batch",
 ]
@@ -38,6 +39,20 @@ COALESCE_MAX_BYTES = 64 * 1024
 FrameSink = Callable[[str | bytes], None]
 # Names the sink of a game socket's messages (None: back to ASGI ``receive``).
 FrameTaker = Callable[[FrameSink | None], None]
+
+
+# The first two bytes of a final, unmasked text frame of each length below 126.
+_SHORT_HEADS = [bytes((0x81, n)) for n in range(126)]
+
+
+def text_frame_head(length: int) -> bytes:
+    """The header of a final, unmasked, uncompressed text frame of ``length`` bytes
+    (RFC 6455 5.2: a 7-bit length, or 126 and 16 bits, or 127 and 64 bits)."""
+    if length < 126:
+        return _SHORT_HEADS[length]
+    if length < 65536:
+        return b"\x81\x7e" + length.to_bytes(2, "big")
+    return b"\x81\x7f" + length.to_bytes(8, "big")
 
 
 class WriteBatch:
@@ -120,7 +135,14 @@ class DirectText:
         ):
             return False
         data = text.encode()
-        self.conn.send_text(data)
+        conn = self.conn
+        if conn.expect_continuation_frame or conn.extensions or conn.debug:
+            conn.send_text(data)  # what websockets checks, logs or encodes, it does
+        else:
+            # websockets' own bytes for an unmasked, uncompressed text frame, without its
+            # Frame object, checks and copies into a BytesIO (a third of this method).
+            conn.writes.append(text_frame_head(len(data)))
+            conn.writes.append(data)
         batch = self._batch
         if batch is None:
             batch = self._batch = write_batch(self.loop)

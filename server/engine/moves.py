@@ -61,19 +61,20 @@ def submultisets(pool: Counts, k: int) -> tuple[Counts, ...]:
     """Every multiset of ``k`` cards drawn from ``pool`` (wings and kickers)."""
     ranks = [r for r in range(RANK_COUNT) if count_at(pool, r)]
     out: list[Counts] = []
-
-    def walk(i: int, need: int, acc: Counts) -> None:
-        if need == 0:
-            out.append(acc)
-            return
-        for j in range(i, len(ranks)):
-            r = ranks[j]
-            have = count_at(pool, r)
-            for take in range(1, min(have, need) + 1):
-                walk(j + 1, need - take, acc + take * UNIT[r])
-
-    walk(0, k, 0)
+    _walk(pool, ranks, out, 0, k, 0)
     return tuple(out)
+
+
+def _walk(pool: Counts, ranks: list[int], out: list[Counts], i: int, need: int, acc: int) -> None:
+    # A module function, not a closure that calls itself: such a closure is a reference
+    # cycle the cyclic GC must find and free (bench/server.py --gc-cycles).
+    if need == 0:
+        out.append(acc)
+        return
+    for j in range(i, len(ranks)):
+        r = ranks[j]
+        for take in range(1, min(count_at(pool, r), need) + 1):
+            _walk(pool, ranks, out, j + 1, need - take, acc + take * UNIT[r])
 
 
 def _runs(avail: tuple[int, ...], width: int, min_len: int) -> list[tuple[int, int]]:

@@ -500,9 +500,24 @@ def _pack_call(out: bytearray, call: _Call) -> None:
     if call.with_body:
         _pack_args(out, ("EVAL", script.script, len(keys)))
     else:
-        _pack_args(out, ("EVALSHA", script.sha, len(keys)))
+        # Every call of a script begins with the same bulk strings: packed once.
+        head = _EVALSHA_HEADS.get(script.sha)
+        if head is None:
+            head = _EVALSHA_HEADS[script.sha] = _packed(("EVALSHA", script.sha))
+        out += head
+        out += b"$%d\r\n%d\r\n" % (len(str(len(keys))), len(keys))
     _pack_args(out, keys)
     _pack_args(out, args)
+
+
+# ``EVALSHA <sha>`` packed, per script (a handful: the stores' and budgets' scripts).
+_EVALSHA_HEADS: dict[str, bytes] = {}
+
+
+def _packed(args: Iterable[Any]) -> bytes:
+    out = bytearray()
+    _pack_args(out, args)
+    return bytes(out)
 
 
 def pack_commands(commands: Sequence[Sequence[Any]]) -> bytes:
@@ -522,7 +537,16 @@ def pack_commands(commands: Sequence[Sequence[Any]]) -> bytes:
 
 def _pack_args(out: bytearray, args: Iterable[Any]) -> None:
     for arg in args:
-        if isinstance(arg, bytes):
+        # Exact types first (every call packs a dozen arguments); subclasses (an IntEnum,
+        # a bool to refuse) take the checks below.
+        kind = type(arg)
+        if kind is bytes:
+            data = arg
+        elif kind is str:
+            data = arg.encode()
+        elif kind is int:
+            data = b"%d" % arg
+        elif isinstance(arg, bytes):
             data = arg
         elif isinstance(arg, str):
             data = arg.encode()
@@ -530,6 +554,4 @@ def _pack_args(out: bytearray, args: Iterable[Any]) -> None:
             data = repr(arg).encode()
         else:
             raise TypeError(f"cannot send {type(arg).__name__} to Redis: {arg!r}")
-        out += b"$%d\r\n" % len(data)
-        out += data
-        out += b"\r\n"
+        out += b"$%d\r\n%b\r\n" % (len(data), data)

@@ -23,6 +23,7 @@ import uvloop
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from redis.asyncio.connection import Connection
+from redis.commands.core import AsyncScript
 from redis.credentials import UsernamePasswordCredentialProvider
 from redis.exceptions import (
     AuthenticationError,
@@ -37,7 +38,7 @@ from room_helpers import GUARD_SECONDS, lease_of, log_of, new_table
 from server.engine import Pass, Play
 from server.redis_embedded import EmbeddedRedis, find_redis_server
 from server.rooms import group_commit as group_commit_module
-from server.rooms.group_commit import GroupCommit, pack_commands
+from server.rooms.group_commit import GroupCommit, _Call, _pack_call, pack_commands
 from server.rooms.store import Lease, LeaseLost, TableStore, VersionConflict
 
 T = TypeVar("T")
@@ -616,6 +617,23 @@ def test_the_pipeline_packer_writes_exactly_what_redis_py_would(
     commands = [[name, *args] for name, args in made]
     reference = Connection().pack_commands(commands)
     assert pack_commands(commands) == b"".join(bytes(part) for part in reference)
+
+
+@settings(deadline=None, derandomize=True)
+@given(st.lists(st.text(max_size=20), max_size=12), st.lists(_args, max_size=8), st.booleans())
+def test_a_script_call_is_packed_as_redis_py_packs_its_evalsha_or_eval(
+    keys: list[str], args: list[object], with_body: bool
+) -> None:
+    script = AsyncScript(None, b"return 1")  # type: ignore[arg-type]
+    call = _Call(script, keys, args, None)  # type: ignore[arg-type]
+    call.with_body = with_body
+    out = bytearray()
+    _pack_call(out, call)
+    _pack_call(out, call)  # the second time from the cached head
+    first = ("EVAL", script.script) if with_body else ("EVALSHA", script.sha)
+    command = [*first, len(keys), *keys, *args]
+    reference = b"".join(bytes(part) for part in Connection().pack_commands([command]))
+    assert bytes(out) == reference * 2
 
 
 @pytest.mark.parametrize("arg", [True, None, [1], 1j])

@@ -11,8 +11,9 @@ import pytest
 import websockets
 from test_app import Client, LiveServer, create_table
 from test_socket_connection import seat_zero_connection
+from websockets.frames import Frame, Opcode
 
-from server.fast_paths import COALESCE_MAX_BYTES, DirectText, write_batch
+from server.fast_paths import COALESCE_MAX_BYTES, DirectText, text_frame_head, write_batch
 
 
 async def test_frames_of_one_turn_go_out_in_one_write_in_the_order_they_were_pushed(
@@ -74,3 +75,10 @@ async def test_a_close_right_after_held_frames_comes_after_them(
         await asyncio.wait_for(ws.recv(), 10)
     assert closed.value.rcvd is not None
     assert closed.value.rcvd.code == 4000
+
+
+@pytest.mark.parametrize("length", [0, 1, 125, 126, 127, 65535, 65536, 70000])
+def test_a_text_frame_written_directly_is_the_frame_websockets_would_write(length: int) -> None:
+    data = bytes(range(256)) * (length // 256) + b"x" * (length % 256)
+    expected = Frame(Opcode.TEXT, data).serialize(mask=False, extensions=[])
+    assert text_frame_head(length) + data == expected
