@@ -1,6 +1,8 @@
 """Fixtures for the browser tests: Debian's Chromium driven by Playwright against the real
-server (``module_server_process`` from tests/conftest.py, one per module; ``server_process``
-for a test that stops its server) with its Redis.
+server with its Redis: one server per pytest(-xdist) worker that every browser module of the
+worker shares (``live``), a module's own (``OWN_SERVER = True`` in the module, for a module
+whose tests read what the whole server holds: the lobby's lists, the leaderboard), or a
+test's own (``own_live``, for a test that stops its server).
 
 Tables are opened over HTTP with a fixed seed and joined through the invite link
 (``/#table=...&token=...``), so every test starts from a known deal.  Reduced motion is
@@ -14,7 +16,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+import redis
 from client_helpers import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, Live
+
+from tests.conftest import ServerLauncher
 
 
 # Module scope, not session: Playwright's sync API keeps its own event loop
@@ -42,23 +47,65 @@ def browser() -> Iterator[Any]:
 TEST_ARGS = ["--allow-fixed-seeds", "true"]
 
 
+# Every table and player of the shared server comes from 127.0.0.1, for many modules in a
+# row: the per-address and per-minute budgets are for the public, not for a run of tests.
+SHARED_ARGS = [
+    *TEST_ARGS,
+    *("--tables-per-minute", "100000", "--tables-per-minute-total", "100000"),
+    *("--history-per-minute", "100000", "--player-writes-per-minute", "100000"),
+    *("--codes-per-minute", "100000", "--lobby-watchers-per-minute", "100000"),
+    *("--queue-joins-per-minute", "100000", "--profiles-per-minute", "100000"),
+]
+# Database 2 of the worker's Redis: 0 is emptied before every test, 1 when a module starts
+# its own server (tests/conftest.py's ``module_server_process``).
+_WORKER_DB = 2
+
+
+@pytest.fixture(scope="session")
+def worker_server(
+    tmp_path_factory: pytest.TempPathFactory, redis_server: str
+) -> Iterator[ServerLauncher]:
+    """Starts the worker's shared server on first use (a worker without browser tests
+    starts none) and stops it when the worker is done."""
+    client = redis.Redis.from_url(redis_server, db=_WORKER_DB)
+    try:
+        client.flushdb()
+    finally:
+        client.close()
+    launcher = ServerLauncher(
+        log_dir=tmp_path_factory.mktemp("browser-server"),
+        redis_url=f"{redis_server}?db={_WORKER_DB}",
+    )
+    yield launcher
+    launcher.stop_all()
+
+
 @pytest.fixture(scope="module")
-def shared_live(module_server_process: Callable[..., Any]) -> Live:
-    # Every table of the module comes from 127.0.0.1: the per-address creation limit
-    # (20 a minute by default) is for the public, not for a module of tests.
-    process = module_server_process(args=[*TEST_ARGS, "--tables-per-minute", "100000"])
+def shared_live(request: pytest.FixtureRequest) -> Live:
+    if getattr(request.module, "OWN_SERVER", False):
+        launcher = request.getfixturevalue("module_server_process")
+        process = launcher(args=SHARED_ARGS)
+        return Live(url=process.url, process=process)
+    launcher = request.getfixturevalue("worker_server")
+    if not launcher.started:
+        launcher(args=SHARED_ARGS)
+    process = launcher.started[-1]
+    if not process.running:
+        # It died in an earlier module, whose test failed for it: later modules get a new one.
+        launcher(args=SHARED_ARGS)
+        process = launcher.started[-1]
     return Live(url=process.url, process=process)
 
 
 @pytest.fixture
 def live(shared_live: Live) -> Iterator[Live]:
-    """The module's server (one start per module, not per test): each test opens its own
-    tables on it, so the tests cannot see each other.  A test that kills, stalls or
-    restarts its server takes ``own_live`` instead."""
-    assert shared_live.process.running, "the module's server died in an earlier test"
+    """The shared server (one start per worker, not per module or test): each test opens
+    its own tables on it, so the tests cannot see each other.  A test that kills, stalls
+    or restarts its server takes ``own_live`` instead."""
+    assert shared_live.process.running, "the shared server died in an earlier test"
     yield shared_live
     assert shared_live.process.running, (
-        f"the module's server died during this test:\n{shared_live.process.log_tail()}"
+        f"the shared server died during this test:\n{shared_live.process.log_tail()}"
     )
 
 
