@@ -12,7 +12,9 @@ on unless a test asks otherwise, so nothing waits for an animation.
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,20 +24,73 @@ from client_helpers import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, Live
 from tests.conftest import ServerLauncher
 
 
-# Module scope, not session: Playwright's sync API keeps its own event loop
-# running until it stops, which would break every asyncio test collected after
-# the browser tests.
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+class BrowserServer:
+    """Debian's Chromium, launched once per worker by Playwright's own ``launch-server``
+    (the same flags as ``launch``), that every browser module connects to."""
+
+    def __init__(self, config: Path) -> None:
+        # What ``python -m playwright`` runs, without that wrapper: the driver is our
+        # child and reaps Chromium, so a run's CPU figures count both.
+        from playwright._impl._driver import compute_driver_executable
+
+        self.config = config
+        self._proc = subprocess.Popen(
+            [*compute_driver_executable(), "launch-server", "--browser", "chromium",
+             "--config", str(config)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        assert self._proc.stdout is not None
+        self.endpoint = self._proc.stdout.readline().strip()
+        if not self.endpoint.startswith("ws://"):
+            self.stop()
+            raise RuntimeError(f"Playwright's browser server did not start: {self.endpoint!r}")
+
+    @property
+    def running(self) -> bool:
+        return self._proc.poll() is None
+
+    def stop(self) -> None:
+        # On SIGTERM the driver closes Chromium, then exits.
+        self._proc.terminate()
+        try:
+            self._proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+
+
+@pytest.fixture(scope="session")
+def browser_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[BrowserServer]]:
+    """The worker's Chromium, started on first use, started again if it died."""
     if not CHROMIUM.exists():
         pytest.skip(
             "browser tests need Debian's Chromium at /usr/bin/chromium "
             "(apt-get install -y --no-install-recommends chromium); CI installs it"
         )
+    config = tmp_path_factory.mktemp("chromium") / "launch.json"
+    config.write_text(json.dumps({"executablePath": str(CHROMIUM), "args": CHROMIUM_ARGS}))
+    started = [BrowserServer(config)]
+    yield started
+    for server in started:
+        server.stop()
+
+
+# Playwright's sync API is started per module, not per session: while it runs it keeps
+# its event loop marked as running, which would break every asyncio test that the worker
+# runs after the browser modules.  Connecting to the worker's running Chromium is what
+# makes that cheap (about 1 s of CPU a module less than launching one).
+@pytest.fixture(scope="module")
+def browser(browser_server: list[BrowserServer]) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
+    if not browser_server[-1].running:
+        browser_server.append(BrowserServer(browser_server[0].config))
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        chromium = pw.chromium.connect(browser_server[-1].endpoint)
         try:
             yield chromium
         finally:
