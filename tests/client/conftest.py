@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 from client_helpers import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, Live
 
+from server.redis_embedded import EmbeddedRedis
 from tests.conftest import ServerLauncher
 
 
@@ -111,28 +111,21 @@ SHARED_ARGS = [
     *("--codes-per-minute", "100000", "--lobby-watchers-per-minute", "100000"),
     *("--queue-joins-per-minute", "100000", "--profiles-per-minute", "100000"),
 ]
-# Database 2 of the worker's Redis: 0 is emptied before every test, 1 when a module starts
-# its own server (tests/conftest.py's ``module_server_process``).
-_WORKER_DB = 2
 
 
 @pytest.fixture(scope="session")
-def worker_server(
-    tmp_path_factory: pytest.TempPathFactory, redis_server: str
-) -> Iterator[ServerLauncher]:
+def worker_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerLauncher]:
     """Starts the worker's shared server on first use (a worker without browser tests
-    starts none) and stops it when the worker is done."""
-    client = redis.Redis.from_url(redis_server, db=_WORKER_DB)
-    try:
-        client.flushdb()
-    finally:
-        client.close()
-    launcher = ServerLauncher(
-        log_dir=tmp_path_factory.mktemp("browser-server"),
-        redis_url=f"{redis_server}?db={_WORKER_DB}",
-    )
-    yield launcher
-    launcher.stop_all()
+    starts none) and stops it when the worker is done.  It has a Redis of its own: it
+    outlives every module, and other modules' tests read or act on the whole of their
+    Redis (its client list, killing its connections), which a server that stays would
+    disturb and be disturbed by."""
+    with EmbeddedRedis(tmp_path_factory.mktemp("browser-redis")) as own:
+        launcher = ServerLauncher(
+            log_dir=tmp_path_factory.mktemp("browser-server"), redis_url=own.url
+        )
+        yield launcher
+        launcher.stop_all()
 
 
 @pytest.fixture(scope="module")
