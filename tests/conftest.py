@@ -401,5 +401,5 @@ def client_dir(tmp_path: Path) -> Path:
 async def http(live: _Served) -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP client of the test's ``live`` server (each test package defines it); the
     timeout only tells a hang from a loaded machine."""
-    async with httpx.AsyncClient(base_url=live.url, timeout=30.0) as client:
+    async with httpx.AsyncClient(base_url=live.url, timeout=60.0) as client:
         yield client

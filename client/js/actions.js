@@ -66,8 +66,9 @@ export function nextDeal() {
   send({ type: view.match_over ? "new_match" : "next_deal", version: app.version });
 }
 
-// Seat actions ("I'm back", the host's) are not moves: one made just as the table moved on
-// (a bot played) is made again against the newer version (up to twice) rather than refused.
+// Seat actions ("I'm back", the host's, the bots' speed) are not moves: one made just as
+// the table moved on (a bot played) is made again against the newer version (up to
+// twice) rather than refused.
 // Frames arrive in order, so by the time its `stale_version` comes, app.version is current.
 let seatAction = null;
 
@@ -97,7 +98,7 @@ export function seatActionDone(table) {
   const m = seatAction?.msg;
   if (!m) return;
   const seat = (n) => table.seats.find((s) => s.seat === n) || {};
-  if ((m.type === "back" && !seat(app.view?.seat).auto) || (m.type === "auto" && Boolean(seat(app.view?.seat).on_auto) === m.on) || (m.type === "make_bot" && seat(m.seat).kind === "bot")) {
+  if ((m.type === "back" && !seat(app.view?.seat).auto) || (m.type === "auto" && Boolean(seat(app.view?.seat).on_auto) === m.on) || (m.type === "make_bot" && seat(m.seat).kind === "bot") || (m.type === "bot_speed" && table.bot_speed_ms === m.ms)) {
     seatAction = null;
   }
 }

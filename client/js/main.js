@@ -399,7 +399,8 @@ const settings = new SettingsSheet({
     app.settings.botSpeed = ms;
     saveSettings(app.settings);
     settings.sync(app.settings, ms);
-    if (app.view) send({ type: "bot_speed", version: app.version, ms });
+    // A seat action: made again if a move lands first (the speed is not a move).
+    if (app.view) sendSeatAction({ type: "bot_speed", ms });
   },
   onName: (name) => {
     app.settings.name = name;

@@ -129,6 +129,52 @@ def sent_types(page: Any) -> list[str]:
     return types
 
 
+# An init script: while ``window.holdFrames`` is true, every frame the server sends the
+# page (pongs aside, so the socket is not judged stalled) waits in ``window.heldFrames``,
+# in order, until ``releaseFrames()`` hands them on.  It stages, as an event, what a loaded
+# machine does by chance: the table moved on, and the page acts before it hears so.
+HOLD_FRAMES_JS = """(() => {
+  window.holdFrames = false;
+  window.heldFrames = [];
+  window.releaseFrames = () => {
+    window.holdFrames = false;
+    for (const [listener, socket, ev] of window.heldFrames.splice(0)) listener.call(socket, ev);
+  };
+  const original = WebSocket.prototype.addEventListener;
+  WebSocket.prototype.addEventListener = function (type, listener, options) {
+    if (type !== "message") return original.call(this, type, listener, options);
+    const held = function (ev) {
+      let kind = null;
+      try { kind = JSON.parse(ev.data).type; } catch (e) { /* handed on as it is */ }
+      if ((window.holdFrames || window.heldFrames.length) && kind !== "pong") {
+        window.heldFrames.push([listener, this, ev]);
+      } else {
+        listener.call(this, ev);
+      }
+    };
+    return original.call(this, type, held, options);
+  };
+})()"""
+
+
+def hold_incoming_frames(page: Any) -> None:
+    """Let the page hold back what it receives (``window.holdFrames``) from its next load on."""
+    page.context.add_init_script(HOLD_FRAMES_JS)
+
+
+# The table versions of the state frames (whole or delta) the page holds back.
+HELD_VERSIONS_JS = (
+    "window.heldFrames.map(([, , ev]) => JSON.parse(ev.data))"
+    ".filter(f => f.type === 'state' || f.type === 'd')"
+    ".map(f => (f.type === 'd' ? f.v : f.version))"
+)
+
+
+def wait_held_version_above(page: Any, version: int) -> None:
+    """Wait until the page holds back a state of the table newer than ``version``."""
+    page.wait_for_function(f"(v) => {HELD_VERSIONS_JS}.some(held => held > v)", arg=version)
+
+
 def hand_codes(page: Any) -> list[str]:
     codes: list[str] = page.eval_on_selector_all(
         "#hand .card", "cards => cards.map(c => c.dataset.code)"

@@ -1,6 +1,8 @@
 """Fixtures for the browser tests: Debian's Chromium driven by Playwright against the real
-server (``module_server_process`` from tests/conftest.py, one per module; ``server_process``
-for a test that stops its server) with its Redis.
+server with its Redis: one server per pytest(-xdist) worker that every browser module of the
+worker shares (``live``), a module's own (``OWN_SERVER = True`` in the module, for a module
+whose tests read what the whole server holds: the lobby's lists, the leaderboard), or a
+test's own (``own_live``, for a test that stops its server).
 
 Tables are opened over HTTP with a fixed seed and joined through the invite link
 (``/#table=...&token=...``), so every test starts from a known deal.  Reduced motion is
@@ -9,28 +11,94 @@ on unless a test asks otherwise, so nothing waits for an animation.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from client_helpers import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, Live
 
+from server.redis_embedded import EmbeddedRedis
+from tests.conftest import ServerLauncher
 
-# Module scope, not session: Playwright's sync API keeps its own event loop
-# running until it stops, which would break every asyncio test collected after
-# the browser tests.
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+
+class BrowserServer:
+    """Debian's Chromium, launched once per worker by Playwright's own ``launch-server``
+    (the same flags as ``launch``), that every browser module connects to."""
+
+    def __init__(self, config: Path) -> None:
+        # Playwright's public command line, in a session of its own: ``python -m
+        # playwright`` runs the driver as its child, so stop() signals the whole group
+        # and neither the driver nor Chromium outlives the worker.
+        self.config = config
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "playwright", "launch-server", "--browser", "chromium",
+             "--config", str(config)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )  # fmt: skip
+        assert self._proc.stdout is not None
+        self.endpoint = self._proc.stdout.readline().strip()
+        if not self.endpoint.startswith("ws://"):
+            self.stop()
+            raise RuntimeError(f"Playwright's browser server did not start: {self.endpoint!r}")
+
+    def _signal(self, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self._proc.pid, sig)
+
+    @property
+    def running(self) -> bool:
+        return self._proc.poll() is None
+
+    def stop(self) -> None:
+        # On SIGTERM the driver closes Chromium, then exits.
+        self._signal(signal.SIGTERM)
+        try:
+            self._proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self._signal(signal.SIGKILL)
+            self._proc.wait()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+
+
+@pytest.fixture(scope="session")
+def browser_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[BrowserServer]]:
+    """The worker's Chromium, started on first use, started again if it died."""
     if not CHROMIUM.exists():
         pytest.skip(
             "browser tests need Debian's Chromium at /usr/bin/chromium "
             "(apt-get install -y --no-install-recommends chromium); CI installs it"
         )
+    config = tmp_path_factory.mktemp("chromium") / "launch.json"
+    config.write_text(json.dumps({"executablePath": str(CHROMIUM), "args": CHROMIUM_ARGS}))
+    started = [BrowserServer(config)]
+    yield started
+    for server in started:
+        server.stop()
+
+
+# Playwright's sync API is started per module, not per session: while it runs it keeps
+# its event loop marked as running, which would break every asyncio test that the worker
+# runs after the browser modules.  Connecting to the worker's running Chromium is what
+# makes that cheap (about 1 s of CPU a module less than launching one).
+@pytest.fixture(scope="module")
+def browser(browser_server: list[BrowserServer]) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
+    if not browser_server[-1].running:
+        browser_server.append(BrowserServer(browser_server[0].config))
     with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        chromium = pw.chromium.connect(browser_server[-1].endpoint)
         try:
             yield chromium
         finally:
@@ -42,23 +110,58 @@ def browser() -> Iterator[Any]:
 TEST_ARGS = ["--allow-fixed-seeds", "true"]
 
 
+# Every table and player of the shared server comes from 127.0.0.1, for many modules in a
+# row: the per-address and per-minute budgets are for the public, not for a run of tests.
+SHARED_ARGS = [
+    *TEST_ARGS,
+    *("--tables-per-minute", "100000", "--tables-per-minute-total", "100000"),
+    *("--history-per-minute", "100000", "--player-writes-per-minute", "100000"),
+    *("--codes-per-minute", "100000", "--lobby-watchers-per-minute", "100000"),
+    *("--queue-joins-per-minute", "100000", "--profiles-per-minute", "100000"),
+]
+
+
+@pytest.fixture(scope="session")
+def worker_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerLauncher]:
+    """Starts the worker's shared server on first use (a worker without browser tests
+    starts none) and stops it when the worker is done.  It has a Redis of its own: it
+    outlives every module, and other modules' tests read or act on the whole of their
+    Redis (its client list, killing its connections), which a server that stays would
+    disturb and be disturbed by."""
+    with EmbeddedRedis(tmp_path_factory.mktemp("browser-redis")) as own:
+        launcher = ServerLauncher(
+            log_dir=tmp_path_factory.mktemp("browser-server"), redis_url=own.url
+        )
+        yield launcher
+        launcher.stop_all()
+
+
 @pytest.fixture(scope="module")
-def shared_live(module_server_process: Callable[..., Any]) -> Live:
-    # Every table of the module comes from 127.0.0.1: the per-address creation limit
-    # (20 a minute by default) is for the public, not for a module of tests.
-    process = module_server_process(args=[*TEST_ARGS, "--tables-per-minute", "100000"])
+def shared_live(request: pytest.FixtureRequest) -> Live:
+    if getattr(request.module, "OWN_SERVER", False):
+        launcher = request.getfixturevalue("module_server_process")
+        process = launcher(args=SHARED_ARGS)
+        return Live(url=process.url, process=process)
+    launcher = request.getfixturevalue("worker_server")
+    if not launcher.started:
+        launcher(args=SHARED_ARGS)
+    process = launcher.started[-1]
+    if not process.running:
+        # It died in an earlier module, whose test failed for it: later modules get a new one.
+        launcher(args=SHARED_ARGS)
+        process = launcher.started[-1]
     return Live(url=process.url, process=process)
 
 
 @pytest.fixture
 def live(shared_live: Live) -> Iterator[Live]:
-    """The module's server (one start per module, not per test): each test opens its own
-    tables on it, so the tests cannot see each other.  A test that kills, stalls or
-    restarts its server takes ``own_live`` instead."""
-    assert shared_live.process.running, "the module's server died in an earlier test"
+    """The shared server (one start per worker, not per module or test): each test opens
+    its own tables on it, so the tests cannot see each other.  A test that kills, stalls
+    or restarts its server takes ``own_live`` instead."""
+    assert shared_live.process.running, "the shared server died in an earlier test"
     yield shared_live
     assert shared_live.process.running, (
-        f"the module's server died during this test:\n{shared_live.process.log_tail()}"
+        f"the shared server died during this test:\n{shared_live.process.log_tail()}"
     )
 
 

@@ -16,6 +16,9 @@ from client_helpers import Live, shot_dir, wait_joined
 from server.players import COLOURS
 
 pytestmark = pytest.mark.browser
+# Its tests read what the whole server holds (quick match's queue, the lists of open
+# tables, the leaderboard): a server of its own, not the one other modules share.
+OWN_SERVER = True
 
 SESSION_JS = "() => JSON.parse(localStorage.getItem('pdk.session'))"
 

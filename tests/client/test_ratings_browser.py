@@ -13,6 +13,9 @@ import pytest
 from client_helpers import Live, shot_dir, state, take_turn_with_hint_or_pass, wait_joined
 
 pytestmark = pytest.mark.browser
+# Its tests read what the whole server holds (quick match's queue, the lists of open
+# tables, the leaderboard): a server of its own, not the one other modules share.
+OWN_SERVER = True
 
 BOT_SEAT = 2
 # A one-deal match has at most 48 plays and a pass between each.

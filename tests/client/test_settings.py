@@ -7,7 +7,15 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from client_helpers import Live, hand_codes, state, wait_joined
+from client_helpers import (
+    Live,
+    hand_codes,
+    hold_incoming_frames,
+    state,
+    wait_held_version_above,
+    wait_joined,
+    wait_my_turn_or_result,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -32,6 +40,31 @@ def test_bot_speed_changes_at_the_table_at_once(live: Live, new_page: Callable[.
     page.click('label[for="seg-speed-fast"]')
     page.wait_for_function("() => pdk.state().table.bot_speed_ms === 250")
     assert page.is_checked("#seg-speed-fast")
+
+
+def test_a_speed_chosen_while_the_table_moves_on_still_takes_effect(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    """The speed is sent against the version the page knows; a move already made (a bot's,
+    or our own still on its way back) makes it stale.  The page asks again against the
+    newer version rather than dropping the choice (CI lost it once, at a loaded moment)."""
+    (seat,) = live.create_table(seed=3, bot_speed_ms=800)
+    page = new_page()
+    hold_incoming_frames(page)
+    page.goto(live.seat_url(seat))
+    version = wait_my_turn_or_result(page)["version"]
+    page.click("#btn-hint")
+    page.wait_for_selector('#btn-play[aria-disabled="false"]')
+    page.evaluate("() => { window.holdFrames = true; }")
+    page.click("#btn-play")
+    # The table is past our play; the page does not know it yet.
+    wait_held_version_above(page, version)
+    assert state(page)["version"] == version
+    page.click("#btn-settings")
+    page.click('label[for="seg-speed-slow"]')
+    page.evaluate("() => window.releaseFrames()")
+    page.wait_for_function("() => pdk.state().table.bot_speed_ms === 1600")
+    assert page.is_checked("#seg-speed-slow")
 
 
 def test_display_options_sort_by_suit_four_colours_and_hide_the_counter(

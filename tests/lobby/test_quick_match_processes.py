@@ -61,7 +61,7 @@ def test_three_hundred_players_through_three_processes_are_each_seated_once_in_t
 
 
 async def make_players(url: str, count: int) -> list[dict[str, Any]]:
-    async with httpx.AsyncClient(base_url=url) as http:
+    async with httpx.AsyncClient(base_url=url, timeout=60) as http:
         made = [await http.post("/api/players") for _ in range(count)]
     return [m.json() for m in made]
 
@@ -88,7 +88,7 @@ def test_a_group_whose_pairing_process_died_gets_its_table_from_a_players_poll(
     players = asyncio.run(make_players(server.url, 3))
     tokens = asyncio.run(pair_without_a_table(redis_url, players))
     headers = {"Authorization": f"Bearer {players[1]['credential']}"}
-    place = httpx.get(f"{server.url}/api/match", headers=headers).json()
+    place = httpx.get(f"{server.url}/api/match", headers=headers, timeout=60).json()
     assert (place["status"], place["table"]) == ("seated", "orphan-table-0001")
     # The group's seat order is the queue's: joins in one millisecond sort by player
     # id, so the test reads player 1's seat from the table rather than assuming it.
@@ -105,10 +105,12 @@ def test_a_lone_player_is_seated_with_bots_once_the_wait_is_over(
     server = server_process(args=[*QUICK_MATCH_LIMITS, "--match-wait", "1s"])
     (player,) = asyncio.run(make_players(server.url, 1))
     headers = {"Authorization": f"Bearer {player['credential']}"}
-    joined = httpx.post(f"{server.url}/api/match", headers=headers, json={"deals": 5}).json()
+    joined = httpx.post(
+        f"{server.url}/api/match", headers=headers, json={"deals": 5}, timeout=60
+    ).json()
     assert joined["status"] == "queued"
     place = joined
-    with httpx.Client(base_url=server.url, headers=headers) as http:
+    with httpx.Client(base_url=server.url, headers=headers, timeout=60) as http:
         # Waits on the server's answer, not on time: each poll says queued until seated.
         while place["status"] == "queued":
             place = http.get("/api/match").json()

@@ -228,7 +228,7 @@ async def test_a_draining_server_says_so_hands_its_tables_over_and_refuses_new_s
 async def test_healthz_is_503_when_redis_is_unreachable(tmp_path: Path, client_dir: Path) -> None:
     gone = f"unix://{tmp_path}/no-redis-here.sock"
     async for server in run_live(Settings(client_dir=client_dir), gone):
-        async with httpx.AsyncClient(base_url=server.url) as http:
+        async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
             health = await http.get("/healthz")
             create = await http.post("/api/tables", json={})
     assert health.status_code == 503
@@ -655,7 +655,7 @@ async def test_sigkill_mid_deal_then_restart_resumes_at_the_last_action_with_bot
     server_process: Any, sync_redis: redis.Redis
 ) -> None:
     srv = await asyncio.to_thread(server_process)
-    async with httpx.AsyncClient(base_url=srv.url) as http:
+    async with httpx.AsyncClient(base_url=srv.url, timeout=60) as http:
         table = await create_table(http, seed=leader_seed(0), bot_speed_ms=300)
     table_id, token = table["table"], table["seats"][0]["token"]
     client = await Client.join(srv.ws_url, table_id, token)
@@ -750,7 +750,7 @@ async def test_without_an_admin_token_the_operators_routes_are_off(
     redis_url: str, client_dir: Path
 ) -> None:
     async for server in run_live(Settings(client_dir=client_dir), redis_url):
-        async with httpx.AsyncClient(base_url=server.url) as http:
+        async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
             table = (await create_table(http))["table"]
             answer = await http.delete(
                 f"/api/admin/tables/{table}", headers={"Authorization": "Bearer x"}

@@ -36,7 +36,7 @@ async def live(redis_url: str, client_dir: Path) -> AsyncIterator[LiveServer]:
 
 @pytest.fixture
 async def http(live: LiveServer) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=live.url) as client:
+    async with httpx.AsyncClient(base_url=live.url, timeout=60) as client:
         yield client
 
 

@@ -147,7 +147,7 @@ async def test_the_turn_clock_survives_a_sigkill_restart_from_its_stored_deadlin
     server_process: Any, sync_redis: redis.Redis
 ) -> None:
     srv = await asyncio.to_thread(server_process, args=["--allow-fixed-seeds", "yes"])
-    async with httpx.AsyncClient(base_url=srv.url) as http:
+    async with httpx.AsyncClient(base_url=srv.url, timeout=60) as http:
         table = await create_table(
             http, humans=2, bots=["easy"], seed=leader_seed(1), bot_speed_ms=0,
             turn_seconds=20, grace_seconds=300,
@@ -341,7 +341,7 @@ async def gallery_of_one(redis_url: str, client_dir: Path) -> AsyncIterator[Live
 async def test_a_full_gallery_refuses_one_more_spectator_with_close_4429(
     gallery_of_one: LiveServer,
 ) -> None:
-    async with httpx.AsyncClient(base_url=gallery_of_one.url) as http:
+    async with httpx.AsyncClient(base_url=gallery_of_one.url, timeout=60) as http:
         table = await create_table(http, seed=leader_seed(0), bot_speed_ms=0)
     ws_url = gallery_of_one.ws_url
     host = await Client.join(ws_url, table["table"], table["seats"][0]["token"])
