@@ -31,7 +31,7 @@ from redis.crc import key_slot
 
 from server.redis_embedded import exit_with_parent, find_redis_server
 
-__all__ = ["SLOTS", "RedisClusterGroup"]
+__all__ = ["SLOTS", "RedisClusterGroup", "free_cluster_ports"]
 
 SLOTS = 16384
 # A primary silent this long is failing; its replica is promoted about a second after
@@ -48,7 +48,7 @@ def _bindable(port: int) -> bool:
         return True
 
 
-def _free_ports(count: int) -> list[int]:
+def free_cluster_ports(count: int) -> list[int]:
     """Ports free on 127.0.0.1 together with their cluster bus port (port + 10000)."""
     ports: list[int] = []
     rng = random.Random()
@@ -89,7 +89,7 @@ class RedisClusterGroup:
         self.binary = str(binary or find_redis_server())
         self.primaries = primaries
         self.node_timeout_ms = node_timeout_ms
-        self.ports = _free_ports(2 * primaries)
+        self.ports = free_cluster_ports(2 * primaries)
         self._nodes: dict[int, subprocess.Popen[bytes]] = {}
         # Nodes stopped by ``pause_replica``: asking them would only time out.
         self._paused: set[int] = set()

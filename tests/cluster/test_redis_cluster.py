@@ -8,8 +8,6 @@ every key of a table shares its ``{id}`` hash tag.
 
 from __future__ import annotations
 
-import random
-import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -29,6 +27,7 @@ from cluster_helpers import (
 )
 from redis.cluster import RedisCluster
 
+from bench.redis_cluster_group import free_cluster_ports
 from server.redis_embedded import find_redis_server
 
 if TYPE_CHECKING:
@@ -39,31 +38,11 @@ MASTERS = 3
 _FORM_TIMEOUT = 30.0
 
 
-def _free_ports(count: int) -> list[int]:
-    """Ports free on 127.0.0.1 together with their cluster bus port (port + 10000)."""
-    ports: list[int] = []
-    rng = random.Random()
-    while len(ports) < count:
-        port = rng.randrange(20000, 55000)
-        if port not in ports and all(_bindable(p) for p in (port, port + 10000)):
-            ports.append(port)
-    return ports
-
-
-def _bindable(port: int) -> bool:
-    with socket.socket() as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
-
-
 @pytest.fixture
 def redis_cluster(tmp_path: Path) -> Iterator[str]:
     """Three cluster-enabled masters sharing the slots; yields a URL of the first."""
     binary = str(find_redis_server())
-    ports = _free_ports(MASTERS)
+    ports = free_cluster_ports(MASTERS)
     processes: list[subprocess.Popen[bytes]] = []
     try:
         for port in ports:

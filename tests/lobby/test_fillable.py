@@ -6,28 +6,15 @@ of its queue, each seat to exactly one player, across several "processes" (sever
 from __future__ import annotations
 
 import asyncio
-import itertools
 import random
 
 import redis.asyncio as aioredis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from queue_helpers import DROP, TTL, WAIT, member, table_id
 
 from server.lobby.fillable import FillableTables
-from server.lobby.queue import Matchmaker, Member, Place
-
-WAIT = 20_000
-DROP = 10_000
-TTL = 600_000
-_ids = itertools.count()
-
-
-def member(name: str) -> Member:
-    return Member(name, f"name {name}", "#0072b2", f"hash-{name}")
-
-
-def table_id() -> str:
-    return f"fill-{next(_ids):06}"
+from server.lobby.queue import Matchmaker, Place
 
 
 def matchmaker(redis: aioredis.Redis, fill_max: int = 200, most: int = 10_000) -> Matchmaker:

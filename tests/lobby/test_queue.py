@@ -7,27 +7,14 @@ they share is Redis, as processes do.
 from __future__ import annotations
 
 import asyncio
-import itertools
 
 import pytest
 import redis.asyncio as aioredis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from queue_helpers import DROP, TTL, WAIT, member, table_id
 
-from server.lobby.queue import Group, Matchmaker, Member, queue_name
-
-WAIT = 20_000
-DROP = 10_000
-TTL = 600_000
-_ids = itertools.count()
-
-
-def member(name: str) -> Member:
-    return Member(name, f"name {name}", "#0072b2", f"hash-{name}")
-
-
-def table_id() -> str:
-    return f"table-{next(_ids):06}"
+from server.lobby.queue import Group, Matchmaker, queue_name
 
 
 def matchmaker(redis: aioredis.Redis, most: int = 1000) -> Matchmaker:
