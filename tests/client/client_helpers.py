@@ -299,6 +299,26 @@ def play_to_result(page: Any, *, each_turn: Any = None) -> dict[str, Any]:
     raise AssertionError("the deal did not end")
 
 
+def play_match_on_auto(page: Any, deals: int) -> dict[str, Any]:
+    """Hand our seat to the stand-in and deal on (at most ``deals`` deals) until the match
+    is over; its last state."""
+    page.click("#btn-auto")
+    page.wait_for_function(
+        "() => { const s = pdk.state(); return s.table.seats[s.view.seat].on_auto; }"
+    )
+    for _ in range(deals):
+        page.wait_for_function("() => pdk.state().view.result !== null")
+        if page.evaluate("pdk.state().view.match_over"):
+            break
+        deal = page.evaluate("pdk.state().view.deal_no")
+        page.wait_for_selector("#result-sheet[open] #btn-next-deal")
+        page.click("#btn-next-deal")
+        # The stand-in may play the whole next deal before we look: wait for its number.
+        page.wait_for_function("(n) => pdk.state().view.deal_no > n", arg=deal)
+    page.wait_for_function("() => pdk.state().view.match_over")
+    return state(page)
+
+
 def store_language(page: Any, lang: str) -> None:
     """Save ``lang`` as the chosen language; the next load of the page uses it."""
     page.evaluate(

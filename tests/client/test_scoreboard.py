@@ -10,7 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import LANGUAGES, LOCALES, SIZES, Live, shot_dir, strings, wait_joined
+from client_helpers import (
+    LANGUAGES,
+    LOCALES,
+    SIZES,
+    Live,
+    play_match_on_auto,
+    shot_dir,
+    strings,
+    wait_joined,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -23,25 +32,11 @@ def signed(n: int) -> str:
     return f"+{n}" if n > 0 else str(n)
 
 
-def play_match_on_auto(page: Any) -> dict[str, Any]:
-    """Hand our seat to the stand-in and deal on until the match is over; its last state."""
-    page.click("#btn-auto")
-    page.wait_for_function(
-        "() => { const s = pdk.state(); return s.table.seats[s.view.seat].on_auto; }"
-    )
-    for _ in range(DEALS):
-        page.wait_for_function("() => pdk.state().view.result !== null")
-        if page.evaluate("pdk.state().view.match_over"):
-            break
-        deal = page.evaluate("pdk.state().view.deal_no")
-        page.wait_for_selector("#result-sheet[open] #btn-next-deal")
-        page.click("#btn-next-deal")
-        # The stand-in may play the whole next deal before we look: wait for its number.
-        page.wait_for_function("(n) => pdk.state().view.deal_no > n", arg=deal)
-    page.wait_for_function("() => pdk.state().view.match_over")
+def play_to_scoreboard(page: Any) -> dict[str, Any]:
+    """The match played to its end on auto, once its scoreboard shows; its last state."""
+    final = play_match_on_auto(page, DEALS)
     page.wait_for_selector("#result-sheet[open] .scoreboard-table")
-    state: dict[str, Any] = page.evaluate("pdk.state()")
-    return state
+    return final
 
 
 def board_cells(page: Any, root: str) -> list[dict[str, Any]]:
@@ -78,7 +73,7 @@ def test_the_match_end_shows_every_deal_with_its_bombs_and_shut_outs(
     page = new_page(locale=LOCALES[lang])
     page.goto(live.seat_url(seat))
     wait_joined(page)
-    final = play_match_on_auto(page)
+    final = play_to_scoreboard(page)
     results = final["view"]["results"]
     assert [r["deal_no"] for r in results] == list(range(1, DEALS + 1))
     words = strings(lang)
@@ -111,7 +106,7 @@ def test_the_scoreboard_fits_a_phone(size: str, live: Live, new_page: Callable[.
     page = new_page(width=width, height=height)
     page.goto(live.seat_url(seat))
     wait_joined(page)
-    play_match_on_auto(page)
+    play_to_scoreboard(page)
     wide = page.evaluate(
         "() => { const s = document.querySelector('#result-sheet .scoreboard');"
         " return s.scrollWidth - s.clientWidth; }"

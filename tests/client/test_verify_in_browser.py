@@ -23,7 +23,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import LANGUAGES, LOCALES, SIZES, Live, shot_dir, strings, wait_joined
+from client_helpers import (
+    LANGUAGES,
+    LOCALES,
+    SIZES,
+    Live,
+    play_match_on_auto,
+    shot_dir,
+    strings,
+    wait_joined,
+)
 
 from server.engine.cards import card_code, deal_hands
 
@@ -67,23 +76,6 @@ def test_the_page_deals_the_same_hands_as_the_engine_for_many_seeds(
     assert not wrong, f"{len(wrong)} of {len(cases)} differ, first {wrong[0]}"
 
 
-def play_match_on_auto(page: Any) -> None:
-    """Hand our seat to the stand-in and deal on until the match is over."""
-    page.click("#btn-auto")
-    page.wait_for_function(
-        "() => { const s = pdk.state(); return s.table.seats[s.view.seat].on_auto; }"
-    )
-    for _ in range(DEALS):
-        page.wait_for_function("() => pdk.state().view.result !== null")
-        if page.evaluate("pdk.state().view.match_over"):
-            break
-        deal = page.evaluate("pdk.state().view.deal_no")
-        page.wait_for_selector("#result-sheet[open] #btn-next-deal")
-        page.click("#btn-next-deal")
-        page.wait_for_function("(n) => pdk.state().view.deal_no > n", arg=deal)
-    page.wait_for_function("() => pdk.state().view.match_over")
-
-
 def verify_rows(page: Any, root: str) -> list[dict[str, Any]]:
     page.wait_for_selector(f"{root} .verify-row")
     rows: list[dict[str, Any]] = page.eval_on_selector_all(
@@ -103,7 +95,7 @@ def test_a_whole_match_is_verified_deal_by_deal_in_the_result_and_the_history(
     page = new_page(locale=LOCALES[lang])
     page.goto(live.seat_url(seat))
     wait_joined(page)
-    play_match_on_auto(page)
+    play_match_on_auto(page, DEALS)
     page.wait_for_selector("#result-sheet[open]")
     rows = verify_rows(page, "#result-sheet")
     words = strings(lang)
@@ -181,7 +173,7 @@ def test_a_rewritten_frame_makes_the_page_name_the_failed_check(
     page.context.add_init_script(f"({TAMPER_JS})({json.dumps([[pattern, tamper]])})")
     page.goto(live.seat_url(seat))
     wait_joined(page)
-    play_match_on_auto(page)
+    play_match_on_auto(page, DEALS)
     page.wait_for_selector("#result-sheet[open]")
     rows = verify_rows(page, "#result-sheet")
     assert [(r["deal"], r["failed"]) for r in rows] == [(d, failed) for d in range(1, DEALS + 1)]
