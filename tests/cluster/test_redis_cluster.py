@@ -8,14 +8,12 @@ every key of a table shares its ``{id}`` hash tag.
 
 from __future__ import annotations
 
-import subprocess
-import time
-from collections.abc import Callable, Iterator
+import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-import redis
 from cluster_helpers import (
     Player,
     check_told_against_log,
@@ -27,73 +25,22 @@ from cluster_helpers import (
 )
 from redis.cluster import RedisCluster
 
-from bench.redis_cluster_group import free_cluster_ports
-from server.redis_embedded import find_redis_server
+from bench.redis_cluster_group import RedisClusterGroup
 
 if TYPE_CHECKING:
     from conftest import ServerFactory
 
 SLOTS = 16384
 MASTERS = 3
-_FORM_TIMEOUT = 30.0
 
 
 @pytest.fixture
 def redis_cluster(tmp_path: Path) -> Iterator[str]:
     """Three cluster-enabled masters sharing the slots; yields a URL of the first."""
-    binary = str(find_redis_server())
-    ports = free_cluster_ports(MASTERS)
-    processes: list[subprocess.Popen[bytes]] = []
-    try:
-        for port in ports:
-            node_dir = tmp_path / f"node-{port}"
-            node_dir.mkdir()
-            argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(node_dir)]
-            argv += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
-            argv += ["--cluster-node-timeout", "5000", "--appendonly", "no", "--save", ""]
-            processes.append(
-                subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            )
-        clients = [redis.Redis(port=port) for port in ports]
-        for client in clients:
-            _wait(lambda c=client: _answers(c))
-        share = SLOTS // MASTERS
-        for index, client in enumerate(clients):
-            first = index * share
-            last = SLOTS - 1 if index == MASTERS - 1 else first + share - 1
-            client.execute_command("CLUSTER ADDSLOTS", *range(first, last + 1))
-        for port in ports[1:]:
-            clients[0].execute_command("CLUSTER MEET", "127.0.0.1", port)
-        for client in clients:
-            _wait(lambda c=client: c.execute_command("CLUSTER INFO")["cluster_state"] == "ok")
-            _wait(lambda c=client: len(c.execute_command("CLUSTER NODES")) == MASTERS)
-        for client in clients:
-            client.close()
-        yield f"redis://127.0.0.1:{ports[0]}/0"
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-def _answers(client: redis.Redis) -> bool:
-    try:
-        return bool(client.ping())
-    except redis.ConnectionError:
-        return False
-
-
-def _wait(check: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + _FORM_TIMEOUT
-    while not check():
-        if time.monotonic() > deadline:
-            raise RuntimeError("the Redis Cluster did not form in time")
-        time.sleep(0.05)
+    with RedisClusterGroup(
+        tmp_path / "redis", primaries=MASTERS, replicas=False, node_timeout_ms=5000
+    ) as group:
+        yield group.url
 
 
 async def test_a_table_plays_through_a_three_master_redis_cluster(
@@ -135,3 +82,17 @@ async def test_a_table_plays_through_a_three_master_redis_cluster(
         assert check_told_against_log(meta, entries, players) >= 20
     finally:
         cluster.close()
+
+
+def test_a_cluster_node_whose_port_was_taken_after_it_was_chosen_starts_on_another(
+    tmp_path: Path,
+) -> None:
+    group = RedisClusterGroup(tmp_path / "redis", primaries=1, replicas=False)
+    chosen = group.ports[0]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", chosen))
+        taken.listen()
+        with group:
+            assert group.ports[0] != chosen
+            assert group.role(group.ports[0]) == "master"
+            assert group.settled()
