@@ -18,7 +18,6 @@ import os
 import platform
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -33,17 +32,11 @@ from packaging.version import Version
 from websockets.sync.client import connect
 
 from bench.chaos import next_move
+from tests.conftest import free_port
 
 # Not from conftest: a test directory's own conftest may shadow the top one.
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CONSTRAINTS = REPO_ROOT / "deploy" / "constraints-lowest.txt"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def runtime_requirements() -> list[Requirement]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -30,6 +29,7 @@ from websockets.exceptions import WebSocketException
 
 from server.cluster.bus import ToOwner, ToProcess, process_channel, table_channel
 from server.rooms.log import LogEntry, TableMeta, rebuild
+from tests.conftest import free_port
 
 __all__ = [
     "GUARD_SECONDS",
@@ -53,14 +53,6 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 
 # Long enough for anything that is not hung: a guard, never a speed check.
 GUARD_SECONDS = 60.0
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def create_table(base_url: str, *, timeout: float = 10, **fields: Any) -> dict[str, Any]:

@@ -8,7 +8,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import time
@@ -40,6 +39,7 @@ from server.redis_embedded import EmbeddedRedis, find_redis_server
 from server.rooms import group_commit as group_commit_module
 from server.rooms.group_commit import GroupCommit, _Call, _pack_call, pack_commands
 from server.rooms.store import Lease, LeaseLost, TableStore, VersionConflict
+from tests.conftest import free_port
 
 T = TypeVar("T")
 
@@ -105,13 +105,6 @@ def own_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedi
     if server.pid is not None and server.running:
         os.kill(server.pid, signal.SIGCONT)
     server.stop()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 PASSWORD = "correct horse"
