@@ -251,6 +251,7 @@ def create_app(
                 max_queued=settings.max_queued,
                 fill_max=settings.quick_match_fill_tables,
                 fill_ttl_ms=settings.quick_match_fill_seconds * 1000,
+                fill_claim_ms=settings.quick_match_claim_seconds * 1000,
             ),
             store=store,
             buckets=holder["services"].buckets,

@@ -168,6 +168,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     # Quick-match tables started with bots that later players may join (lobby/fillable.py).
     quick_match_fill_tables: int = 200
     quick_match_fill_seconds: int = 900
+    quick_match_claim_seconds: int = 60
     # Ratings and leaderboards (server.ratings, docs/operations.md "Ratings").
     rating_retention_seconds: int = 30 * 24 * 3600
     leaderboard_size: int = 1000
@@ -293,6 +294,7 @@ _RANGES: tuple[tuple[str, float, float], ...] = (
     ("max_queued", 3, 10_000_000),
     ("quick_match_fill_tables", 0, 1_000_000),
     ("quick_match_fill_seconds", 10, 7 * 24 * 3600),
+    ("quick_match_claim_seconds", 5, 3600),
     ("rating_retention_seconds", 3600, 5 * 365 * 24 * 3600),
     ("leaderboard_size", 10, 1_000_000),
     ("rating_jobs", 1, 1_000_000),
@@ -554,6 +556,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("quick_match_fill_seconds", "--quick-match-fill", "PAODEKUAI_QUICK_MATCH_FILL",
            "DURATION", parse_duration,
            "the longest a table started with bots takes later quick-match players"),
+    Option("quick_match_claim_seconds", "--quick-match-claim", "PAODEKUAI_QUICK_MATCH_CLAIM",
+           "DURATION", parse_duration,
+           "how long a bot seat given to a quick-match player waits for their socket "
+           "before it is offered to the next player"),
     Option("rating_retention_seconds", "--rating-retention", "PAODEKUAI_RATING_RETENTION",
            "DURATION", parse_duration, "how long a settled match's rating result and "
            "its per-player markers are kept (a retry older than this would count again)"),

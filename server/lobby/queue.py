@@ -20,7 +20,13 @@ are small and each step is microseconds of Redis time; ``bench/quick_match.py``)
   table -> its queue; ``pdk:{mm}:bots:<table>``, list of its bot seats not yet given
   (expires after ``fill_ttl_ms``: the table is unlisted with it);
   ``pdk:{mm}:taken:<table>:<seat>``: who was given that bot seat (JSON ``[player,
-  entry]``), which the table's owner reads when the player's socket joins.
+  entry]``), which the table's owner reads when the player's socket joins;
+  ``pdk:{mm}:given:<table>``, sorted set, a bot seat given but not yet claimed by
+  its player's socket -> until when it waits for that socket (ms, ``fill_claim_ms``
+  after it was given).  The owner claims the seat when the socket joins
+  (``server.lobby.fillable``); a seat still unclaimed past its time is offered
+  again by the next join of the queue (its ``taken`` and the player's ``where`` go),
+  so a player who was given a seat and closed the tab does not keep it from others.
 
 Each step first drops players not heard from for ``drop_ms`` (a closed tab stops
 polling), then pairs: three or more queued are seated three at a time, oldest
@@ -41,27 +47,35 @@ from typing import Any
 from server import engine
 from server.rooms.store import Redis
 
-__all__ = ["UNLIST", "Group", "Matchmaker", "Member", "Place", "queue_name", "taken_key"]
+__all__ = [
+    "UNLIST", "Group", "Matchmaker", "Member", "Place", "given_key", "queue_name", "taken_key",
+]  # fmt: skip
 
 # KEYS[1]: the queue's key (it routes the script; every key shares the tag).
 # Shared head: purge(now, drop_ms) and pair(queue, now, wait_ms, ttl_ms, table).
 _HEAD = """
 local P = 'pdk:{mm}:'
 -- The fillable set's bound and its entries' lifetime (set from each script's ARGV).
-local FILL = {max = 0, ttl = 0}
+local FILL = {max = 0, ttl = 0, claim = 0}
 local function unlist(table_id)
   local q = redis.call('HGET', P .. 'fillq', table_id)
   if q then redis.call('ZREM', P .. 'fill:' .. q, table_id) end
   redis.call('HDEL', P .. 'fillq', table_id)
   redis.call('ZREM', P .. 'fills', table_id)
   redis.call('DEL', P .. 'bots:' .. table_id)
+  redis.call('DEL', P .. 'given:' .. table_id)
+end
+-- Whether table ``t`` still offers a seat or waits on a given one's socket (both
+-- keys expire with the table's listing).
+local function offered(t)
+  return redis.call('EXISTS', P .. 'bots:' .. t, P .. 'given:' .. t) > 0
 end
 local function list_fillable(queue, table_id, humans, now)
   if FILL.max <= 0 then return end
   if redis.call('ZCARD', P .. 'fills') >= FILL.max then
     -- Entries whose bot seats expired make room; the set is at most FILL.max long.
     for _, t in ipairs(redis.call('ZRANGE', P .. 'fills', 0, -1)) do
-      if redis.call('EXISTS', P .. 'bots:' .. t) == 0 then unlist(t) end
+      if not offered(t) then unlist(t) end
     end
     if redis.call('ZCARD', P .. 'fills') >= FILL.max then return end
   end
@@ -85,19 +99,46 @@ local function sits_at(t, who)
   end
   return false
 end
+-- Bot seats of table ``t`` given before ``now`` minus the claim time whose player's
+-- socket never came: offered again (the player's ``where`` and ``taken`` go).
+local function reoffer(t, now)
+  local gkey = P .. 'given:' .. t
+  local late = redis.call('ZRANGEBYSCORE', gkey, '-inf', now)
+  if #late == 0 then return end
+  local life = redis.call('PTTL', gkey)
+  local bots = P .. 'bots:' .. t
+  for _, seat in ipairs(late) do
+    local tkey = P .. 'taken:' .. t .. ':' .. seat
+    local taken = redis.call('GET', tkey)
+    if taken then
+      local wkey = P .. 'where:' .. cjson.decode(taken)[1]
+      if redis.call('GET', wkey) == 't:' .. t .. ':' .. seat then redis.call('DEL', wkey) end
+      redis.call('DEL', tkey)
+    end
+    redis.call('ZREM', gkey, seat)
+    redis.call('RPUSH', bots, seat)
+  end
+  redis.call('PEXPIRE', bots, life > 0 and life or FILL.ttl)
+end
 -- A bot seat of the oldest fillable table of ``queue`` that ``who`` does not sit at
 -- already: their place, or nil.  At most FILL.max tables are looked at.
-local function fill(queue, who, entry, ttl)
+local function fill(queue, who, entry, ttl, now)
   if FILL.max <= 0 then return nil end
   local fkey = P .. 'fill:' .. queue
   for _, t in ipairs(redis.call('ZRANGE', fkey, 0, FILL.max - 1)) do
+    reoffer(t, now)
     local bots = P .. 'bots:' .. t
     local seat = nil
     if redis.call('EXISTS', bots) == 1 and not sits_at(t, who) then
+      -- The given seat waits for its socket as long as the table is listed, at most.
+      local gkey = P .. 'given:' .. t
+      local life = redis.call('PTTL', bots)
       seat = redis.call('LPOP', bots)
+      redis.call('ZADD', gkey, now + FILL.claim, seat)
+      redis.call('PEXPIRE', gkey, life > 0 and life or FILL.ttl)
     end
-    if redis.call('EXISTS', bots) == 0 then
-      -- Expired, or that was its last bot seat: the table leaves the set.
+    if not offered(t) then
+      -- Expired, or its last bot seat was given and claimed: the table leaves the set.
       redis.call('ZREM', fkey, t)
       unlist(t)
     end
@@ -162,7 +203,7 @@ end
 """
 
 # ARGV: player, queue, now ('' for Redis's TIME), entry JSON, wait_ms, drop_ms,
-# seat_ttl_ms, most queued, a fresh table id, fill_max, fill_ttl_ms.
+# seat_ttl_ms, most queued, a fresh table id, fill_max, fill_ttl_ms, fill_claim_ms.
 # Returns {status, where, match JSON or ''}: status 'queued', 'filled' (a bot seat of
 # a fillable table), 'busy' or 'already'.
 _JOIN = (
@@ -170,11 +211,11 @@ _JOIN = (
     + """
 local who, queue = ARGV[1], ARGV[2]
 local now = now_ms(ARGV[3])
-FILL.max, FILL.ttl = tonumber(ARGV[10]), tonumber(ARGV[11])
+FILL.max, FILL.ttl, FILL.claim = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 purge(now, tonumber(ARGV[6]))
 local w = redis.call('GET', P .. 'where:' .. who)
 if w then return {'already', w, ''} end
-local filled = fill(queue, who, ARGV[4], tonumber(ARGV[7]))
+local filled = fill(queue, who, ARGV[4], tonumber(ARGV[7]), now)
 if filled then return {'filled', filled, ''} end
 if redis.call('ZCARD', P .. 'seen') >= tonumber(ARGV[8]) then return {'busy', '', ''} end
 redis.call('ZADD', P .. 'q:' .. queue, now, who)
@@ -187,13 +228,13 @@ return {'queued', redis.call('GET', P .. 'where:' .. who), made or ''}
 )
 
 # ARGV: player, now, wait_ms, drop_ms, seat_ttl_ms, a fresh table id, fill_max,
-# fill_ttl_ms.  Returns {where or '', match JSON or '', ms waited or -1}.
+# fill_ttl_ms, fill_claim_ms.  Returns {where or '', match JSON or '', ms waited or -1}.
 _POLL = (
     _HEAD
     + """
 local who = ARGV[1]
 local now = now_ms(ARGV[2])
-FILL.max, FILL.ttl = tonumber(ARGV[7]), tonumber(ARGV[8])
+FILL.max, FILL.ttl, FILL.claim = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local ttl = tonumber(ARGV[5])
 local w = redis.call('GET', P .. 'where:' .. who)
 if w and string.sub(w, 1, 2) == 'q:' then
@@ -301,6 +342,12 @@ def taken_key(table: str, seat: int) -> str:
     return f"pdk:{{mm}}:taken:{table}:{seat}"
 
 
+def given_key(table: str) -> str:
+    """The bot seats of fillable ``table`` given but not yet claimed by their player's
+    socket (sorted set: seat -> until when it waits for that socket, ms)."""
+    return f"pdk:{{mm}}:given:{table}"
+
+
 def group_from_record(table: str, record: str) -> Group:
     """The group a ``match`` record describes."""
     data = json.loads(record)
@@ -332,9 +379,10 @@ class Matchmaker:
         max_queued: int,
         fill_max: int = 200,
         fill_ttl_ms: int = 900_000,
+        fill_claim_ms: int = 60_000,
     ) -> None:
         self._redis = redis
-        self._fill = (fill_max, fill_ttl_ms)
+        self._fill = (fill_max, fill_ttl_ms, fill_claim_ms)
         self._wait = wait_ms
         self._drop = drop_ms
         self._ttl = seat_ttl_ms

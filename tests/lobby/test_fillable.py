@@ -14,12 +14,21 @@ from hypothesis import strategies as st
 from queue_helpers import DROP, TTL, WAIT, member, table_id
 
 from server.lobby.fillable import FillableTables
-from server.lobby.queue import Matchmaker, Place
+from server.lobby.queue import Matchmaker, Place, given_key
+
+# How long a given bot seat waits for its player's socket.
+CLAIM = 60_000
 
 
 def matchmaker(redis: aioredis.Redis, fill_max: int = 200, most: int = 10_000) -> Matchmaker:
     return Matchmaker(
-        redis, wait_ms=WAIT, drop_ms=DROP, seat_ttl_ms=TTL, max_queued=most, fill_max=fill_max
+        redis,
+        wait_ms=WAIT,
+        drop_ms=DROP,
+        seat_ttl_ms=TTL,
+        max_queued=most,
+        fill_max=fill_max,
+        fill_claim_ms=CLAIM,
     )
 
 
@@ -48,9 +57,7 @@ async def test_a_later_player_takes_the_bot_seats_of_a_table_started_with_bots(
     assert place == Place(None, table, 1, filled=True)
     place, _, _ = await mm.join(member("c"), "classic:5", table_id(), now_ms=WAIT + 2)
     assert place == Place(None, table, 2, filled=True)
-    # No bot seat is left: the table left the set, and the next player queues.
-    assert await client.zcard("pdk:{mm}:fills") == 0
-    assert await client.zcard("pdk:{mm}:fill:classic:5") == 0
+    # No bot seat is left, and the next player queues.
     place, _, _ = await mm.join(member("d"), "classic:5", table_id(), now_ms=WAIT + 3)
     assert place is not None
     assert place.queue == "classic:5"
@@ -62,9 +69,56 @@ async def test_a_later_player_takes_the_bot_seats_of_a_table_started_with_bots(
     assert await link.claimed(table, 1, "hash-b") == "name b"
     assert await link.claimed(table, 1, "hash-c") is None
     assert await link.claimed(table, 2, "hash-c") == "name c"
+    # Both seats claimed by their sockets: the next join finds the table has nothing
+    # left to give or wait for, and it leaves the set.
+    await mm.join(member("e"), "classic:5", table_id(), now_ms=WAIT + 5)
+    assert await client.zcard("pdk:{mm}:fills") == 0
+    assert await client.zcard("pdk:{mm}:fill:classic:5") == 0
     # A join repeated after a lost answer finds the claim's token.
     assert await mm.token_hash_of("c", Place(None, table, 2)) == "hash-c"
     assert await mm.token_hash_of("b", Place(None, table, 2)) is None
+
+
+async def test_a_bot_seat_whose_player_never_came_is_offered_again_after_the_claim_time(
+    client: aioredis.Redis,
+) -> None:
+    mm = matchmaker(client)
+    table = await bot_table(client, mm, "first")
+    given_at = WAIT + 1
+    assert (await mm.join(member("b"), "classic:5", table_id(), now_ms=given_at))[0] == Place(
+        None, table, 1, filled=True
+    )
+    assert (await mm.join(member("c"), "classic:5", table_id(), now_ms=given_at + 1))[0] == Place(
+        None, table, 2, filled=True
+    )
+    # Within the claim time nobody else is given b's seat: d queues.
+    place, _, _ = await mm.join(member("d"), "classic:5", table_id(), now_ms=given_at + CLAIM - 1)
+    assert place is not None
+    assert place.queue == "classic:5"
+    await mm.leave("d")
+    # b's socket never came: at the claim time the seat is offered again (c's, given a
+    # millisecond later, still waits), and b is told they are nowhere.
+    place, _, _ = await mm.join(member("e"), "classic:5", table_id(), now_ms=given_at + CLAIM)
+    assert place == Place(None, table, 1, filled=True)
+    assert (await mm.poll("b", table_id(), now_ms=given_at + CLAIM))[0] is None
+    link = FillableTables(client)
+    assert await link.claimed(table, 1, "hash-b") is None
+    assert await link.claimed(table, 1, "hash-e") == "name e"
+    assert await link.claimed(table, 2, "hash-c") == "name c"
+
+
+async def test_a_claimed_bot_seat_is_never_offered_again(client: aioredis.Redis) -> None:
+    mm = matchmaker(client)
+    table = await bot_table(client, mm, "first")
+    await mm.join(member("b"), "classic:5", table_id(), now_ms=WAIT + 1)
+    assert await FillableTables(client).claimed(table, 1, "hash-b") == "name b"
+    late = WAIT + 10 * CLAIM
+    place, _, _ = await mm.join(member("c"), "classic:5", table_id(), now_ms=late)
+    assert place == Place(None, table, 2, filled=True)
+    place, _, _ = await mm.join(member("d"), "classic:5", table_id(), now_ms=late + 1)
+    assert place is not None
+    assert place.queue == "classic:5"
+    assert (await mm.poll("b", table_id(), now_ms=late + 2))[0] == Place(None, table, 1)
 
 
 async def test_a_player_is_never_given_a_bot_seat_at_a_table_they_sit_at(
@@ -196,8 +250,14 @@ async def crowd(url: str, seed: int, tables: int, players: int) -> None:
             assert where == grouped.get(who, expected).encode()
         queued = await clients[0].zcard("pdk:{mm}:q:classic:5")
         assert queued == sum(1 for p in placed.values() if not p.filled) - len(grouped)
-        full = len(seats) == 2 * tables
-        assert await clients[0].zcard("pdk:{mm}:fills") == (0 if full else tables - len(seats) // 2)
+        # Every table stays listed: it offers bot seats or waits for given ones' sockets.
+        assert await clients[0].zcard("pdk:{mm}:fills") == tables
+        given = [await clients[0].zcard(given_key(t)) for t in made]
+        assert sum(given) == len(seats)
+        link = FillableTables(clients[0])
+        for (table, seat), who in seats.items():
+            assert await link.claimed(table, seat, f"hash-{who}") == f"name {who}"
+        assert [await clients[0].zcard(given_key(t)) for t in made] == [0] * tables
     finally:
         for c in clients:
             await c.aclose()
