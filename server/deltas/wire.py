@@ -340,6 +340,11 @@ def compact_events(events: list[Any], moves: list[Any]) -> list[Any]:
     """``events`` as a delta frame carries them: a ``played`` or ``passed`` event that
     tells of one of the last moves of ``moves`` (the view's, after the events) is the
     index of that move (``whole_events`` is the inverse); any other event whole."""
+    if len(events) == 1 and moves:
+        # As a rule an action tells of one move: the last.
+        event = events[0]
+        if (type(event) is Played or type(event) is Passed) and _tells_of(event, moves[-1]):
+            return [len(moves) - 1]
     tells = [e for e in events if type(e) is Played or type(e) is Passed]
     start = len(moves) - len(tells)
     if start < 0:
