@@ -194,7 +194,17 @@ class _Public:
     (one per broadcast, the last version's), used by another socket's only when its
     view's public fields equal ``source``'s: a picture holds only what its own view shows."""
 
-    __slots__ = ("crc", "events", "events_of", "ops", "ops_from", "source", "version", "wire")
+    __slots__ = (
+        "_fields",
+        "crc",
+        "events",
+        "events_of",
+        "ops",
+        "ops_from",
+        "source",
+        "version",
+        "wire",
+    )
 
     def __init__(
         self, version: int, source: SeatView | PublicView, wire: list[Any], crc: int
@@ -206,6 +216,14 @@ class _Public:
         self.ops: list[Any] = []
         self.events_of: list[Any] | None = None
         self.events: list[Any] = []
+        self._fields: tuple[Any, ...] | None = None
+
+    def fields(self) -> tuple[Any, ...]:
+        """``source``'s public fields, for the table's other sockets to compare theirs
+        with (made when the second one comes)."""
+        if self._fields is None:
+            self._fields = astuple(self.source)[:_PUBLIC_FIELDS]
+        return self._fields
 
 
 def read_join(raw: str | bytes, max_bytes: int) -> JoinMsg:
@@ -425,10 +443,7 @@ def _public(update: StateUpdate | WatchUpdate, feed: Feed) -> _Public:
     if (
         shared is not None
         and shared.version == update.version
-        and (
-            shared.source is view
-            or astuple(shared.source)[:_PUBLIC_FIELDS] == astuple(view)[:_PUBLIC_FIELDS]
-        )
+        and (shared.source is view or shared.fields() == astuple(view)[:_PUBLIC_FIELDS])
     ):
         return shared
     before = None if feed.view is None or feed.picture is None else (feed.view, feed.picture["v"])
@@ -496,12 +511,13 @@ def _picture_frame(
 def _table_ops(base: TableInfo, table: TableSnapshot) -> list[Any]:
     """The ops from table info ``base`` to ``table``'s, made once per snapshot and base."""
     info = _table_info_of(table)
-    if base is info or base == info:
+    if base is info:
         return []
+    # Looked up before comparing: the table's other sockets hold the same base.
     key = f"ops {id(base)}"
     made: tuple[TableInfo, list[Any]] | None = table.frames.get(key)
     if made is None or made[0] is not base:
-        made = table.frames[key] = (base, deltas.diff(base, info))
+        made = table.frames[key] = (base, [] if base == info else deltas.diff(base, info))
     return made[1]
 
 
