@@ -148,7 +148,8 @@ def base_extra(args: argparse.Namespace, tree: Path) -> tuple[str, ...]:
     when this bench's client can take deltas and the base's server cannot (a base from
     before them)."""
     extra = shlex.split(args.bench_args_a)
-    has_deltas = (tree / "server" / "deltas.py").is_file()
+    # A module before the wire form, a package since.
+    has_deltas = (tree / "server" / "deltas.py").is_file() or (tree / "server" / "deltas").is_dir()
     if '"--frames"' in BENCH.read_text() and "--frames" not in extra and not has_deltas:
         extra += ["--frames", "full"]
     return tuple(extra)

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from msgspec.structs import astuple
+
 from server import deltas, metrics
 from server.engine import NextDeal, Pass, Play, PublicView, Reason, SeatView
 from server.errors import ServerError
@@ -171,14 +173,57 @@ class Feed:
     socket's frames are queued (the order it receives them).
     """
 
-    __slots__ = ("deltas", "picture", "version", "view")
+    __slots__ = ("deltas", "picture", "public", "version", "view")
 
     def __init__(self, deltas: bool = False) -> None:
         self.deltas = deltas
         # {"t": table info, "v": the view's wire form}, and the view it is of.
         self.picture: dict[str, Any] | None = None
         self.view: SeatView | PublicView | None = None
+        # The wire form's public fields (``_Public.wire``): whose ops are shared.
+        self.public: list[Any] | None = None
         self.version = -1
+
+
+class _Public:
+    """What every socket of one table at one version shares of its picture (a table
+    with more than one socket: seats and spectators): the wire form of the view's
+    public fields (``deltas.compact_public``), the digest's CRC-32 as far as them, the
+    ops to them from an earlier version's, the events as deltas carry them.  Made by
+    the first socket's frame, kept in the snapshot's ``frames``
+    (one per broadcast, the last version's), used by another socket's only when its
+    view's public fields equal ``source``'s: a picture holds only what its own view shows."""
+
+    __slots__ = (
+        "_fields",
+        "crc",
+        "events",
+        "events_of",
+        "ops",
+        "ops_from",
+        "source",
+        "version",
+        "wire",
+    )
+
+    def __init__(
+        self, version: int, source: SeatView | PublicView, wire: list[Any], crc: int
+    ) -> None:
+        self.version, self.source, self.wire, self.crc = version, source, wire, crc
+        # The ops to ``wire`` from ``ops_from``, an earlier version's (the one the
+        # table's sockets were last shown, as a rule the same for all of them).
+        self.ops_from: list[Any] | None = None
+        self.ops: list[Any] = []
+        self.events_of: list[Any] | None = None
+        self.events: list[Any] = []
+        self._fields: tuple[Any, ...] | None = None
+
+    def fields(self) -> tuple[Any, ...]:
+        """``source``'s public fields, for the table's other sockets to compare theirs
+        with (made when the second one comes)."""
+        if self._fields is None:
+            self._fields = astuple(self.source)[:_PUBLIC_FIELDS]
+        return self._fields
 
 
 def read_join(raw: str | bytes, max_bytes: int) -> JoinMsg:
@@ -384,24 +429,69 @@ def full_frame(update: StateUpdate | WatchUpdate) -> str:
     return text
 
 
-def _picture(update: StateUpdate | WatchUpdate, feed: Feed) -> tuple[dict[str, Any], str]:
+# A view's public fields come first (``engine.view._Public``), as in the wire form.
+_PUBLIC_FIELDS = len(deltas.wire.PUBLIC_FIELDS)
+
+
+def _public(update: StateUpdate | WatchUpdate, feed: Feed) -> _Public:
+    """The table's shared part of ``update``'s picture (``_Public``), made once per
+    snapshot and version for every seat and spectator whose view's public fields are
+    the same.  ``feed``'s picture lends its moves' wire forms (each move is made into
+    one once)."""
+    view = update.view
+    shared: _Public | None = update.table.frames.get("public")
+    if (
+        shared is not None
+        and shared.version == update.version
+        and (shared.source is view or shared.fields() == astuple(view)[:_PUBLIC_FIELDS])
+    ):
+        return shared
+    before = None if feed.view is None or feed.picture is None else (feed.view, feed.picture["v"])
+    wire = deltas.compact_public(view, before)
+    shared = _Public(
+        update.version, view, wire, deltas.public_crc(_table_prefix(update.table), wire)
+    )
+    update.table.frames["public"] = shared
+    return shared
+
+
+def _picture(
+    update: StateUpdate | WatchUpdate, feed: Feed
+) -> tuple[dict[str, Any], str, _Public | None]:
     """The picture a socket taking deltas keeps of ``update`` (``{"t": table info, "v":
-    the view's wire form}``, of the very table info and view a whole frame encodes) and
-    its digest, made once per update; the table info once per snapshot, for every seat.
+    the view's wire form}``, of the very table info and view a whole frame encodes), its
+    digest, and the part of it the table's other sockets share (None at a table with one
+    socket), made once per update; the table info and the shared part once per snapshot.
     ``feed``'s picture lends its moves' wire forms (each move is made into one once)."""
-    made: tuple[dict[str, Any], str] | None = update.frames.get("picture")
+    made: tuple[dict[str, Any], str, _Public | None] | None = update.frames.get("picture")
     if made is None:
-        before = (
-            None if feed.view is None or feed.picture is None else (feed.view, feed.picture["v"])
-        )
-        wire = deltas.compact(update.view, before)
-        shown = {"t": _table_info_of(update.table), "v": wire}
-        digest = deltas.picture_digest(_table_prefix(update.table), deltas.wire_json(wire))
-        made = update.frames["picture"] = (shown, digest)
+        table, view = update.table, update.view
+        shared: _Public | None = None
+        if sum(table.connected) + (table.spectators > 0) < 2:
+            # Nobody to share with: the wire form whole, in one pass.
+            before = (
+                None
+                if feed.view is None or feed.picture is None
+                else (feed.view, feed.picture["v"])
+            )
+            wire = deltas.compact(view, before)
+            digest = deltas.picture_digest(_table_prefix(table), deltas.wire_json(wire))
+        else:
+            shared = _public(update, feed)
+            if isinstance(view, SeatView):
+                own = deltas.compact_seat(view)
+                wire = shared.wire + own
+                digest = deltas.seat_digest(shared.crc, own)
+            else:
+                wire, digest = shared.wire, deltas.seat_digest(shared.crc, None)
+        shown = {"t": _table_info_of(table), "v": wire}
+        made = update.frames["picture"] = (shown, digest, shared)
     return made
 
 
-def _picture_frame(update: StateUpdate | WatchUpdate, shown: dict[str, Any], digest: str) -> str:
+def _picture_frame(
+    update: StateUpdate | WatchUpdate, shown: dict[str, Any], digest: str, shared: _Public | None
+) -> str:
     """The whole picture as a ``p`` frame, made once per update."""
     text: str | None = update.frames.get("p")
     if text is None:
@@ -412,7 +502,7 @@ def _picture_frame(update: StateUpdate | WatchUpdate, shown: dict[str, Any], dig
                 table=shown["t"],
                 wire=shown["v"],
                 digest=digest,
-                events=_compact_events(update),
+                events=_compact_events(update, shared),
             )
         )
     return text
@@ -421,29 +511,57 @@ def _picture_frame(update: StateUpdate | WatchUpdate, shown: dict[str, Any], dig
 def _table_ops(base: TableInfo, table: TableSnapshot) -> list[Any]:
     """The ops from table info ``base`` to ``table``'s, made once per snapshot and base."""
     info = _table_info_of(table)
-    if base is info or base == info:
+    if base is info:
         return []
+    # Looked up before comparing: the table's other sockets hold the same base.
     key = f"ops {id(base)}"
     made: tuple[TableInfo, list[Any]] | None = table.frames.get(key)
     if made is None or made[0] is not base:
-        made = table.frames[key] = (base, deltas.diff(base, info))
+        made = table.frames[key] = (base, [] if base == info else deltas.diff(base, info))
     return made[1]
 
 
-def _compact_events(update: StateUpdate | WatchUpdate) -> list[Any]:
-    """The update's events as delta frames carry them, made once per update."""
-    events: list[Any] | None = update.frames.get("events")
-    if events is None:
-        events = update.frames["events"] = deltas.compact_events(update.events, update.view.moves)
-    return events
+def _compact_events(update: StateUpdate | WatchUpdate, shared: _Public | None) -> list[Any]:
+    """The update's events as delta frames carry them, made once per update, or once
+    per broadcast with ``shared`` (its view holds the moves the events are of as this
+    one does)."""
+    if shared is None:
+        events: list[Any] | None = update.frames.get("events")
+        if events is None:
+            events = update.frames["events"] = deltas.compact_events(
+                update.events, update.view.moves
+            )
+        return events
+    if shared.events_of is not update.events:
+        shared.events = deltas.compact_events(update.events, update.view.moves)
+        shared.events_of = update.events
+    return shared.events
 
 
-def _delta_events(update: StateUpdate | WatchUpdate, old: list[Any], new: list[Any]) -> Any:
+def _delta_events(
+    update: StateUpdate | WatchUpdate, shared: _Public | None, old: list[Any], new: list[Any]
+) -> Any:
     """A delta's events: None (left out) when they are exactly the moves it appends."""
-    events = _compact_events(update)
+    events = _compact_events(update, shared)
     if events == deltas.appended(old, new):
         return None
     return events
+
+
+def _view_ops(
+    shared: _Public | None, base_public: list[Any] | None, old: list[Any], new: list[Any]
+) -> list[Any]:
+    """The ops from wire form ``old`` to ``new``; with ``shared``, those of the public
+    fields made once per earlier public fields (``base_public``, ``old``'s), for every
+    socket of the table."""
+    if shared is None or base_public is None or len(old) != len(new):
+        return deltas.view_ops(old, new)
+    if shared.ops_from is not base_public:
+        shared.ops = deltas.view_ops(base_public, shared.wire)
+        shared.ops_from = base_public
+    if len(new) == _PUBLIC_FIELDS:
+        return shared.ops
+    return shared.ops + deltas.view_ops(old[_PUBLIC_FIELDS:], new[_PUBLIC_FIELDS:], _PUBLIC_FIELDS)
 
 
 def _table_prefix(table: TableSnapshot) -> int:
@@ -472,15 +590,16 @@ _COMPARE_OVER = 1024
 def _frame_for(update: StateUpdate | WatchUpdate, feed: Feed) -> str | None:
     """The frame that brings ``feed`` to ``update`` (None: it already shows it), and
     ``feed`` moved on to it."""
-    shown, digest = _picture(update, feed)
-    base, base_version = feed.picture, feed.version
+    shown, digest, shared = _picture(update, feed)
+    base, base_version, base_public = feed.picture, feed.version, feed.public
     feed.picture, feed.view, feed.version = shown, update.view, update.version
+    feed.public = None if shared is None else shared.wire
     if base is None or update.full:
-        return _picture_frame(update, shown, digest)
+        return _picture_frame(update, shown, digest, shared)
     # The seat's sockets usually hold the same picture: one delta made for all of them.
     made: tuple[dict[str, Any], str | None] | None = update.frames.get(id(base))
     if made is None or made[0] is not base:
-        ops = deltas.view_ops(base["v"], shown["v"])
+        ops = _view_ops(shared, base_public, base["v"], shown["v"])
         table_ops = _table_ops(base["t"], update.table)
         text: str | None = None
         # A change nobody sees (a new watch link's hash) is not worth a frame.
@@ -492,11 +611,11 @@ def _frame_for(update: StateUpdate | WatchUpdate, feed: Feed) -> str | None:
                     ops=ops,
                     table_ops=table_ops,
                     digest=digest,
-                    events=_delta_events(update, base["v"], shown["v"]),
+                    events=_delta_events(update, shared, base["v"], shown["v"]),
                 )
             )
             if len(text) > _COMPARE_OVER:
-                whole = _picture_frame(update, shown, digest)
+                whole = _picture_frame(update, shown, digest, shared)
                 if len(whole) <= len(text):
                     text = whole
         made = update.frames[id(base)] = (base, text)

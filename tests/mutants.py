@@ -857,8 +857,8 @@ MUTANTS = [
     Mutant(
         "appended-move-one-place-late",
         "server/deltas/builder.py",
-        'ops += [[f"{path}/{k}", value[k]] for k in range(len(before), len(value))]',
-        'ops += [[f"{path}/{k + 1}", value[k]] for k in range(len(before), len(value))]',
+        "ops += map(list, zip(paths[n : len(value)], value[n:], strict=True))",
+        "ops += map(list, zip(paths[n + 1 : len(value) + 1], value[n:], strict=True))",
         DELTA_TESTS,
     ),
     Mutant(

@@ -26,12 +26,22 @@ from .digest import (
     digest,
     digest_of,
     picture_digest,
+    public_crc,
+    seat_digest,
     table_prefix,
     wire_json,
 )
 from .mirror import Mirror
 from .ops import Op, PatchError, diff, patch
-from .wire import appended, compact, compact_events, expand, whole_events
+from .wire import (
+    appended,
+    compact,
+    compact_events,
+    compact_public,
+    compact_seat,
+    expand,
+    whole_events,
+)
 
 __all__ = [
     "MAX_SAFE_INTEGER",
@@ -42,12 +52,16 @@ __all__ = [
     "canonical",
     "compact",
     "compact_events",
+    "compact_public",
+    "compact_seat",
     "diff",
     "digest",
     "digest_of",
     "expand",
     "patch",
     "picture_digest",
+    "public_crc",
+    "seat_digest",
     "table_prefix",
     "view_ops",
     "whole_events",

@@ -28,27 +28,38 @@ _APPENDED = frozenset({MOVES, _RESULTS})
 _ITEMS = frozenset({9, 10, 11, 12, 15, 19})
 _PATHS = [str(i) for i in range(32)]
 _INDICES = range(32)
+# "field/item" for every item a frame is likely to name (a deal's moves, a match's
+# results, a list of numbers), made once: a delta is made for every seat after every
+# action, and formatting a path costs as much as comparing the list.
+_ITEM_PATHS = [
+    [f"{i}/{k}" for k in range(192 if i in _APPENDED else 16)] if i in _APPENDED | _ITEMS else []
+    for i in _INDICES
+]
 
 
-def view_ops(old: list[Any], new: list[Any]) -> list[Op]:
-    """The ops that turn wire form ``old`` into ``new`` (both of the same eyes)."""
+def view_ops(old: list[Any], new: list[Any], first: int = 0) -> list[Op]:
+    """The ops that turn wire form ``old`` into ``new`` (both of the same eyes).
+
+    ``first``: the two are the wire forms' fields from that index on (a seat's own
+    fields, its public ones being shared by the table's seats), and so are the ops."""
     if len(old) != len(new):
-        return [[None, new]]
+        return [[None, new]] if not first else [[_PATHS[i], v] for i, v in enumerate(new, first)]
     ops: list[Op] = []
     # One pass in C: most fields are unchanged (often the very same object).
-    changed = compress(_INDICES, map(ne, old, new))
-    for i in changed:
-        before, value = old[i], new[i]
-        path = _PATHS[i]
-        if i in _APPENDED and len(value) > len(before) and value[: len(before)] == before:
-            ops += [[f"{path}/{k}", value[k]] for k in range(len(before), len(value))]
-        elif i in _ITEMS and len(value) == len(before):
-            items = [
-                [f"{path}/{k}", item]
-                for k, (was, item) in enumerate(zip(before, value, strict=True))
-                if was != item or type(was) is not type(item)
-            ]
-            ops += items if 2 * len(items) <= len(value) else [[path, value]]
-        else:
-            ops.append([path, value])
+    for i in compress(_INDICES[first:], map(ne, old, new)):
+        before, value = old[i - first], new[i - first]
+        paths = _ITEM_PATHS[i]
+        if paths and len(value) <= len(paths):
+            n = len(before)
+            if i in _APPENDED:
+                if len(value) > n and value[:n] == before:
+                    ops += map(list, zip(paths[n : len(value)], value[n:], strict=True))
+                    continue
+            elif len(value) == n:
+                # Each field's items are of one JSON type, so ``!=`` is JSON's there.
+                changed = list(compress(_INDICES, map(ne, before, value)))
+                if 2 * len(changed) <= n:
+                    ops += [[paths[k], value[k]] for k in changed]
+                    continue
+        ops.append([_PATHS[i], value])
     return ops

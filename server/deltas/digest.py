@@ -19,6 +19,8 @@ __all__ = [
     "digest",
     "digest_of",
     "picture_digest",
+    "public_crc",
+    "seat_digest",
     "table_prefix",
     "wire_json",
 ]
@@ -104,3 +106,19 @@ def picture_digest(prefix: int, view_json: bytes) -> str:
     """``digest({"t": table, "v": wire})`` from ``table_prefix(canonical(table))`` and
     ``wire_json(wire)``: two CRC-32 steps per seat."""
     return f"{zlib.crc32(b'}', zlib.crc32(view_json, prefix)):08x}"
+
+
+def public_crc(prefix: int, public: list[Any]) -> int:
+    """The CRC-32 of a picture's canonical JSON up to the end of its view's public fields
+    (``{"t":<table>,"v":[f0,...,f15``) from ``prefix = table_prefix(...)`` and the wire
+    form's public fields: the same for every seat of one table at one version."""
+    return zlib.crc32(memoryview(wire_json(public))[:-1], prefix)
+
+
+def seat_digest(crc: int, seat: list[Any] | None) -> str:
+    """``digest`` of the picture whose wire form is the public fields ``public_crc``
+    covered then ``seat``'s own fields (None: a spectator's, which has none)."""
+    if seat is None:
+        return f"{zlib.crc32(b']}', crc):08x}"
+    crc = zlib.crc32(memoryview(wire_json(seat))[1:], zlib.crc32(b",", crc))
+    return f"{zlib.crc32(b'}', crc):08x}"

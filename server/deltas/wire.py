@@ -50,6 +50,8 @@ __all__ = [
     "appended",
     "compact",
     "compact_events",
+    "compact_public",
+    "compact_seat",
     "expand",
     "whole_events",
 ]
@@ -122,6 +124,15 @@ def _table(moves: list[Move], trick: int, table: Move | None) -> int | None:
 def compact(view: SeatView | PublicView, before: tuple[Any, list[Any]] | None = None) -> list[Any]:
     """``view``'s wire form.  ``before``: an earlier view and its wire form, whose moves
     are reused when ``view``'s extend them (each move is made into its form once)."""
+    public = compact_public(view, before)
+    return public + compact_seat(view) if isinstance(view, SeatView) else public
+
+
+def compact_public(
+    view: SeatView | PublicView, before: tuple[Any, list[Any]] | None = None
+) -> list[Any]:
+    """The wire form of ``view``'s public fields (``PUBLIC_FIELDS``): a spectator's whole
+    wire form, the first part of a seat's (``before`` as in ``compact``)."""
     moves, results = view.moves, view.results
     done: list[Any] = []
     done_results: list[Any] = []
@@ -146,7 +157,7 @@ def compact(view: SeatView | PublicView, before: tuple[Any, list[Any]] | None = 
         if not view.results or view.results[-1] is not view.result:
             raise ValueError("the deal's result is not the match's last")
         result = len(view.results) - 1
-    wire = [
+    return [
         list(astuple(view.rules)) if rules is None else rules,
         wire_results,
         view.deals,
@@ -164,26 +175,29 @@ def compact(view: SeatView | PublicView, before: tuple[Any, list[Any]] | None = 
         view.match_over,
         view.winners,
     ]
-    if isinstance(view, SeatView):
-        if view.can_pass != (view.pass_reason is None):
-            raise ValueError("a seat may pass exactly when no reason says it may not")
-        code = _PASS_CODE[view.pass_reason]
-        wire += [
-            view.seat,
-            "".join(view.hand),
-            [
-                ",".join(view.legal),
-                view.must_include,
-                code,
-                # Two characters a card, two a separator: every other one is a rank or a comma.
-                ",,".join(map("".join, view.hints))[::2],
-            ]
-            if view.legal or view.hints or view.must_include is not None
-            else code,
-            list(view.counter.values()),
-            list(map("".join, view.revealed)),
+
+
+def compact_seat(view: SeatView) -> list[Any]:
+    """The wire form of ``view``'s own fields (``SEAT_FIELDS``): the last part of a
+    seat's wire form."""
+    if view.can_pass != (view.pass_reason is None):
+        raise ValueError("a seat may pass exactly when no reason says it may not")
+    code = _PASS_CODE[view.pass_reason]
+    return [
+        view.seat,
+        "".join(view.hand),
+        [
+            ",".join(view.legal),
+            view.must_include,
+            code,
+            # Two characters a card, two a separator: every other one is a rank or a comma.
+            ",,".join(map("".join, view.hints))[::2],
         ]
-    return wire
+        if view.legal or view.hints or view.must_include is not None
+        else code,
+        list(view.counter.values()),
+        list(map("".join, view.revealed)),
+    ]
 
 
 def _codes(text: Any) -> list[str]:
@@ -326,6 +340,11 @@ def compact_events(events: list[Any], moves: list[Any]) -> list[Any]:
     """``events`` as a delta frame carries them: a ``played`` or ``passed`` event that
     tells of one of the last moves of ``moves`` (the view's, after the events) is the
     index of that move (``whole_events`` is the inverse); any other event whole."""
+    if len(events) == 1 and moves:
+        # As a rule an action tells of one move: the last.
+        event = events[0]
+        if (type(event) is Played or type(event) is Passed) and _tells_of(event, moves[-1]):
+            return [len(moves) - 1]
     tells = [e for e in events if type(e) is Played or type(e) is Passed]
     start = len(moves) - len(tells)
     if start < 0:

@@ -3,6 +3,7 @@ presenter's frames and the client's mirror."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -146,9 +147,12 @@ def test_a_structs_digest_and_diff_are_those_of_the_json_it_encodes_to() -> None
     seed=st.integers(0, 2**40),
     preset=st.sampled_from(sorted(engine.PRESETS)),
     humans=st.integers(1, 3),
+    # Whether the snapshot shows more than one socket at the table: the presenter then
+    # makes the public part of the pictures once for all of them.
+    shared=st.booleans(),
 )
 def test_every_seat_and_a_spectator_rebuild_every_version_from_deltas_and_learn_nothing_more(
-    seed: int, preset: str, humans: int
+    seed: int, preset: str, humans: int, shared: bool
 ) -> None:
     meta = table_meta(humans)
     feeds: dict[int | str, presenter.Feed] = {
@@ -159,7 +163,7 @@ def test_every_seat_and_a_spectator_rebuild_every_version_from_deltas_and_learn_
     for version, (state, events) in enumerate(play_match(preset, seed, deals=5)):
         snapshot = TableSnapshot(
             meta=meta,
-            connected=(True,) * 3,
+            connected=(shared,) * 3,
             bot_speed_ms=300,
             match_no=0,
             # Once the match is over its seed is out: one a JavaScript number cannot hold.
@@ -188,6 +192,29 @@ def test_every_seat_and_a_spectator_rebuild_every_version_from_deltas_and_learn_
                     if move["cards"]:
                         assert text.count("".join(move["cards"])) <= 1
     assert deltas > 40
+
+
+def test_a_socket_shares_a_tables_picture_only_when_its_view_shows_the_same() -> None:
+    # At version 1, two states of one table (as the room never makes): seat 1's view's
+    # public fields differ from the other seats', so its picture is its own.  A second
+    # socket of seat 0 misses version 1: its delta to version 2 is from its own picture.
+    meta = table_meta(3)
+    views = [
+        [engine.seat_view(state, seat) for seat in range(3)]
+        for state, _ in itertools.islice(play_match("classic", 9, deals=1), 7)
+    ]
+    feeds = {who: presenter.Feed(deltas=True) for who in (0, 1, 2, "0b")}
+    mirrors = {who: Mirror() for who in feeds}
+    for version, step in enumerate([3, 4, 6]):
+        snapshot = TableSnapshot(meta=meta, connected=(True,) * 3, bot_speed_ms=0, match_no=0)
+        for who in feeds:
+            seat = 0 if who == "0b" else int(who)
+            if version == 1 and who == "0b":
+                continue
+            view = views[5 if version == 1 and seat == 1 else step][seat]
+            update = StateUpdate(version, snapshot, view, [])
+            rebuilt = mirrors[who].take(json.loads(presenter.frame(update, feeds[who]) or "null"))
+            assert rebuilt == json.loads(presenter.full_frame(update))
 
 
 def test_a_views_wire_form_expands_to_the_view_for_every_seat_at_every_step() -> None:
