@@ -391,7 +391,8 @@ class Room:
         standin = command.standin_ticket is not None
         if not await self._commit(action, None, standin=standin):
             # decide() promises a legal play; if it breaks that promise the table must not stall.
-            await self._commit(self._timers.fallback(command.seat), None, standin=standin)
+            fallback = self._timers.fallback(command.seat)
+            await self._commit(fallback, None, standin=standin)
 
     async def _commit(
         self,
