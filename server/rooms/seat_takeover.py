@@ -21,7 +21,8 @@ the bot's when that match is rated (``SeatMeta.bot_match``, read by
 
 The room's ``SeatTakeovers`` holds only who is waiting (sockets are not stored)
 and does the takeover; what is stored is in the meta.  ``install`` hands this
-process's matchmaker link in (the app does; a room without one knows no claims).
+process's matchmaker link in (``server.lobby.mount.Lobby.start`` does; a room
+without one knows no claims).
 """
 
 from __future__ import annotations
