@@ -6,8 +6,10 @@ of Starlette's middleware and router; everything else is an HTTP route here.
 ``create_app(settings, redis_url)`` is all the CLI needs.  One Redis client,
 one ``TableStore``, one room ``Registry`` and, around it, one cluster ``Node``
 (the bus to the other processes on the same Redis) live for the app's
-lifetime; ``app.state.node.drain()``
-hands every table over before a graceful exit.
+lifetime; ``app.state.node.drain()`` hands every table over before a graceful
+exit.  The lobby (players, room codes, open tables, quick match, ratings) is one
+``server.lobby.Lobby``: its routes mounted here, started and closed with the
+lifespan.
 """
 
 from __future__ import annotations
