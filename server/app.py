@@ -6,8 +6,10 @@ of Starlette's middleware and router; everything else is an HTTP route here.
 ``create_app(settings, redis_url)`` is all the CLI needs.  One Redis client,
 one ``TableStore``, one room ``Registry`` and, around it, one cluster ``Node``
 (the bus to the other processes on the same Redis) live for the app's
-lifetime; ``app.state.node.drain()``
-hands every table over before a graceful exit.
+lifetime; ``app.state.node.drain()`` hands every table over before a graceful
+exit.  The lobby (players, room codes, open tables, quick match, ratings) is one
+``server.lobby.Lobby``: its routes mounted here, started and closed with the
+lifespan.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 
-from server import bots, game_socket_session, metrics, ratings
+from server import bots, game_socket_session, metrics
 from server.budgets import Grant, SharedBuckets, address_key, global_key, table_key
 from server.client_shell import service_worker_route
 from server.cluster.bus import Bus
@@ -40,16 +42,10 @@ from server.cluster.node import Node
 from server.config import Settings
 from server.connection import SendNow
 from server.engine import EngineError
-from server.lobby import LobbyLimits, LobbyRoutes
-from server.lobby.codes import Codes
-from server.lobby.fillable import FillableTables
-from server.lobby.listing import LobbyFeed
-from server.lobby.queue import Matchmaker
+from server.lobby import Lobby
 from server.operator_access import from_this_host, is_admin
 from server.origins import HostAllowList, host_header, origin_allowed
-from server.players import PlayerStore
-from server.ratings import RatingStore, RatingWorker
-from server.rooms import seat_takeover, tables
+from server.rooms import tables
 from server.rooms.history import HistoryCache, PageOutOfRange
 from server.rooms.names import NameRefused
 from server.rooms.redis_failover import ReplicaAck
@@ -157,17 +153,9 @@ def create_app(
     def services() -> _Services:
         return holder["services"]
 
-    # Players, room codes, the lobby and quick match (server.lobby).
-    lobby = LobbyRoutes(
-        LobbyLimits(
-            player_writes_per_minute=settings.player_writes_per_minute,
-            codes_per_minute=settings.codes_per_minute,
-            lobby_watchers_per_minute=settings.lobby_watchers_per_minute,
-            queue_joins_per_minute=settings.queue_joins_per_minute,
-            queue_polls_per_second=settings.queue_polls_per_second,
-            max_tables=settings.max_tables,
-            profiles_per_minute=settings.profiles_per_minute,
-        ),
+    # Players, room codes, the lobby, quick match and ratings (server.lobby).
+    lobby = Lobby(
+        settings,
         client_of=lambda request: client_address(
             request.client.host if request.client else None, request.scope["headers"], proxies
         ),
@@ -223,47 +211,14 @@ def create_app(
         app.state.registry = registry
         app.state.node = node
         metrics.track(live_tables=lambda: len(registry))
-        codes = Codes(clients.tables, settings.table_ttl_seconds, settings.max_open_tables)
-        feed = LobbyFeed(codes, clients.node, settings.lobby_watchers)
         # Closed when the server drains (cli), so open lobby streams do not hold it up.
-        app.state.lobby_feed = feed
-        rating_store = RatingStore(
-            clients.tables,
-            retention_seconds=settings.rating_retention_seconds,
-            player_ttl_seconds=settings.player_ttl_seconds,
-            board_size=settings.leaderboard_size,
-            table_ttl_seconds=settings.table_ttl_seconds,
-        )
-        # Finished matches of the tables this process owns are rated off their actors.
-        rating_worker = RatingWorker(rating_store, max_jobs=settings.rating_jobs, tries=12)
-        rating_worker.start()
-        ratings.install(rating_worker.submit)
-        seat_takeover.install(FillableTables(clients.tables))
-        lobby.start(
-            players=PlayerStore(clients.tables, settings.player_ttl_seconds),
-            codes=codes,
-            feed=feed,
-            matchmaker=Matchmaker(
-                clients.tables,
-                wait_ms=settings.match_wait_seconds * 1000,
-                drop_ms=settings.queue_drop_seconds * 1000,
-                seat_ttl_ms=settings.unjoined_table_ttl_seconds * 1000,
-                max_queued=settings.max_queued,
-                fill_max=settings.quick_match_fill_tables,
-                fill_ttl_ms=settings.quick_match_fill_seconds * 1000,
-                fill_claim_ms=settings.quick_match_claim_seconds * 1000,
-            ),
-            store=store,
-            buckets=holder["services"].buckets,
-            ratings=rating_store,
+        app.state.lobby_feed = lobby.start(
+            clients.tables, clients.node, store, holder["services"].buckets
         )
         try:
             yield
         finally:
-            await feed.close()
-            ratings.install(None)
-            seat_takeover.install(None)
-            await rating_worker.close()
+            await lobby.close()
             await node.close()
             # Refills and flood counts in flight finish before their Redis client goes.
             await holder["services"].seat_limiter.settled()

@@ -463,23 +463,23 @@ MUTANTS = [
     Mutant(
         "stale-minus-one",
         "server/rooms/room.py",
-        "        if command.version != self._version:\n            self._refuse(",
-        "        if command.version not in (self._version, self._version - 1):\n"
-        "            self._refuse(",
+        "        if command.version != table.version:\n            refuse(",
+        "        if command.version not in (table.version, table.version - 1):\n"
+        "            refuse(",
         ROOMS_TESTS,
     ),
     Mutant(
         "stale-future-accepted",
         "server/rooms/room.py",
-        "        if command.version != self._version:\n            self._refuse(",
-        "        if command.version < self._version:\n            self._refuse(",
+        "        if command.version != table.version:\n            refuse(",
+        "        if command.version < table.version:\n            refuse(",
         ROOMS_TESTS,
     ),
     Mutant(
         "bot-move-version-unchecked",
-        "server/rooms/room.py",
-        "        if command.version != self._version:\n            return  # decided",
-        "        if False:\n            return  # decided",
+        "server/rooms/timers.py",
+        "        if move.version != table.version:\n            return None  # decided",
+        "        if False:\n            return None  # decided",
         ROOMS_TESTS,
     ),
     Mutant(
@@ -531,21 +531,22 @@ MUTANTS = [
         "announce-before-store",
         "server/rooms/room.py",
         "        # The write comes first: a seat never hears of an action Redis does not hold.\n",
-        "        self._broadcast(events)\n",
+        "        self._teller.broadcast(commit.events)\n",
         ROOMS_TESTS,
     ),
     Mutant(
         "join-not-announced",
-        "server/rooms/room.py",
-        "        return changed or self._connected() != before",
+        "server/rooms/seat_changes.py",
+        "        return changed or self._teller.connected() != before",
         "        return changed",
         ROOMS_TESTS,
     ),
     Mutant(
         "leave-not-announced",
-        "server/rooms/room.py",
-        "            self._schedule_standin()\n        if self._connected() != before:",
-        "            self._schedule_standin()\n        if False:",
+        "server/rooms/seat_changes.py",
+        "            self._timers.schedule_standin()\n"
+        "        if self._teller.connected() != before:",
+        "            self._timers.schedule_standin()\n        if False:",
         ROOMS_TESTS,
     ),
     Mutant(
@@ -578,11 +579,11 @@ MUTANTS = [
     ),
     Mutant(
         "refusal-to-everyone",
-        "server/rooms/room.py",
-        "        listener.push(Refused(version=self._version, error=error))",
+        "server/rooms/telling.py",
+        "        listener.push(Refused(version=self._table.version, error=error))",
         "        for others in self._audience.humans.values():\n"
         "            for other in others:\n"
-        "                other.push(Refused(version=self._version, error=error))",
+        "                other.push(Refused(version=self._table.version, error=error))",
         ROOMS_TESTS,
     ),
     Mutant(
@@ -594,8 +595,8 @@ MUTANTS = [
     ),
     Mutant(
         "bot-seat-unchecked",
-        "server/rooms/room.py",
-        "        if action.seat != command.seat:",
+        "server/rooms/timers.py",
+        "        if action.seat != move.seat:",
         "        if False:",
         ROOMS_TESTS,
     ),
@@ -615,8 +616,8 @@ MUTANTS = [
     ),
     Mutant(
         "bot-speed-not-applied",
-        "server/rooms/room.py",
-        "            self._bots.set_speed(ms)\n",
+        "server/rooms/seat_changes.py",
+        "            bots.set_speed(ms)\n",
         "            pass\n",
         ROOMS_TESTS,
     ),
@@ -629,8 +630,8 @@ MUTANTS = [
     ),
     Mutant(
         "new-match-number-kept",
-        "server/rooms/room.py",
-        "            self._match_no += 1\n",
+        "server/rooms/held_table.py",
+        "            self.match_no += 1\n",
         "",
         ROOMS_TESTS,
     ),
@@ -685,13 +686,13 @@ MUTANTS = [
     ),
     Mutant(
         "invite-pushed-before-meta-stored",
-        "server/rooms/room.py",
-        "        await self._save_meta(self._with_clock(meta))\n"
+        "server/rooms/seat_changes.py",
+        "        await table.save_meta(table.with_clock(meta))\n"
         "        if issued is not None:\n"
         "            listener.push(issued)\n",
         "        if issued is not None:\n"
         "            listener.push(issued)\n"
-        "        await self._save_meta(self._with_clock(meta))\n",
+        "        await table.save_meta(table.with_clock(meta))\n",
         ROOMS_TESTS,
     ),
     Mutant(
@@ -842,9 +843,9 @@ MUTANTS = [
     ),
     Mutant(
         "resync-answered-with-a-delta",
-        "server/rooms/room.py",
-        "self._state, self._version, listener.seat, snapshot, [], full=True",
-        "self._state, self._version, listener.seat, snapshot, []",
+        "server/rooms/telling.py",
+        "self.state_update(listener.seat, snapshot, [], full=True)",
+        "self.state_update(listener.seat, snapshot, [])",
         DELTA_TESTS,
     ),
     Mutant(

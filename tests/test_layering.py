@@ -159,3 +159,27 @@ def test_the_check_sees_each_kind_of_wrong_way_import(tmp_path: Path) -> None:
         ]
     finally:
         SERVER = real
+
+
+def test_the_app_sets_up_the_lobby_through_its_one_lobby_object() -> None:
+    # The lobby's stores, feed, matchmaker and rating worker are built in server.lobby
+    # (``mount.Lobby``); the app composes, it does not reach into the lobby's parts.
+    reached = [
+        m
+        for m in imports(SERVER / "app.py", "server.app")
+        if m.startswith(("server.lobby.", "server.ratings", "server.players"))
+        or m == "server.rooms.seat_takeover"
+    ]
+    assert reached == []
+
+
+def test_no_helper_of_the_room_knows_the_room() -> None:
+    # The actor drives its helpers (held_table, timers, telling, seat_changes, ...);
+    # a helper importing the actor back would make them one module again.
+    rooms = SERVER / "rooms"
+    knowing = [
+        path.name
+        for path in sorted(rooms.glob("*.py"))
+        if "server.rooms.room" in imports(path, module_name(path))
+    ]
+    assert knowing == ["registry.py"]

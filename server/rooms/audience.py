@@ -79,6 +79,10 @@ class Audience:
             else:
                 end_all(self.humans.pop(seat.seat, []), Closing.REVOKED)
 
+    def listeners(self) -> list[Listener]:
+        """Every socket at the table, seated or watching."""
+        return [*(x for seat in self.humans.values() for x in seat), *self.spectators]
+
     def seat_has_socket(self, seat: int) -> bool:
         """Whether any socket sits at ``seat``."""
         return bool(self.humans.get(seat))

@@ -10,15 +10,16 @@ a bot's move without the move it answered.
 
 Kept apart from the actor because it is the one place that turns an action into
 log entries and seat state; it reads no clock and writes nothing (the room
-passes ``now`` and does the write).
+passes ``now`` and does the write, then has the commit counted).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from server import engine
+from server import engine, metrics
 from server.engine import Event, NextDeal, Pass, Play
+from server.usage import USAGE
 
 from .bot_turns import BotTurns
 from .log import LogEntry, NewMatch, TableMeta, match_seed
@@ -30,6 +31,14 @@ __all__ = ["MAX_ANSWERS_AT_ONCE", "Commit", "answer_at_once", "prepare"]
 # answer at once.  Bounded, so that a table of such bots never plays a whole deal
 # in one write while the people around it hear nothing.
 MAX_ANSWERS_AT_ONCE = 3
+
+# Each kind of entry as the metrics name it.
+_KINDS: dict[type, str] = {
+    Play: "play",
+    Pass: "pass",
+    NextDeal: "next_deal",
+    NewMatch: "new_match",
+}
 
 
 @dataclass(slots=True)
@@ -43,6 +52,13 @@ class Commit:
     meta: TableMeta
     turn_version: int
     new_match: engine.MatchState | None = None
+
+    def count(self, *, by_bot: bool) -> None:
+        """Count the entries, once written, as accepted actions; ``by_bot``: the first
+        was a bot's too (the rest always are: the instant bots' answers)."""
+        for i, accepted in enumerate(self.entries):
+            USAGE.action_accepted()
+            metrics.action_accepted(_KINDS[type(accepted)], by_bot=i > 0 or by_bot)
 
 
 def prepare(

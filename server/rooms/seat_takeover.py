@@ -19,23 +19,30 @@ between deals it is theirs at once.  A seat a bot played part of a match counts 
 the bot's when that match is rated (``SeatMeta.bot_match``, read by
 ``server.ratings.record``).
 
-The room holds only who is waiting (sockets are not stored); what is stored is in
-the meta.  ``install`` hands this process's matchmaker link in (the app does; a
-room without one knows no claims).
+The room's ``SeatTakeovers`` holds only who is waiting (sockets are not stored)
+and does the takeover; what is stored is in the meta.  ``install`` hands this
+process's matchmaker link in (``server.lobby.mount.Lobby.start`` does; a room
+without one knows no claims).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Protocol
 
 import msgspec
 from redis.exceptions import RedisError
 
+from server.engine import Event
+
+from .audience import Audience
+from .held_table import HeldTable
 from .log import SeatMeta, TableMeta, Takeover
 from .seats import Listener
 from .tables import human_name
 from .tasks import background
+from .telling import Teller
 
 __all__ = ["FillLink", "SeatTakeovers", "install", "seat_given", "take_over", "unlist"]
 
@@ -114,11 +121,23 @@ def take_over(meta: TableMeta, seats: list[int], bot_match: int) -> TableMeta:
 
 
 class SeatTakeovers:
-    """The sockets of one table waiting for the bot seat they were given."""
+    """The sockets of one table waiting for the bot seat they were given, and the
+    takeover itself: at a join between deals, or as a deal ends (``take_over_seats``)."""
 
-    __slots__ = ("_waiting",)
+    __slots__ = ("_audience", "_reseat", "_table", "_teller", "_waiting")
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        table: HeldTable,
+        audience: Audience,
+        teller: Teller,
+        reseat: Callable[[], None],
+    ) -> None:
+        self._table = table
+        self._audience = audience
+        self._teller = teller
+        # Matches the audience's seats and the bots to the meta after a seat changed hands.
+        self._reseat = reseat
         self._waiting: list[Listener] = []
 
     async def claim(self, meta: TableMeta, seat: int, token_hash: str) -> TableMeta | None:
@@ -138,9 +157,18 @@ class SeatTakeovers:
         taken = Takeover(seat=seat, token_hash=token_hash, name=name)
         return msgspec.structs.replace(meta, takeovers=(*meta.takeovers, taken))
 
-    def wait(self, listener: Listener) -> None:
-        """``listener`` watches until its seat is its own."""
-        self._waiting.append(listener)
+    async def take_or_wait(self, listener: Listener, claimed: TableMeta) -> bool:
+        """A bot seat given to ``listener``'s player: mid-deal they watch until it ends
+        (True); between deals the seat is theirs now (False: seat them as usual)."""
+        table = self._table
+        if not table.between_deals:
+            await table.save_meta(claimed)
+            self._waiting.append(listener)
+            self._audience.spectators.append(listener)
+            return True
+        await table.save_meta(take_over(claimed, [listener.seat], table.bot_match))
+        self._reseat()
+        return False
 
     def waiting(self, listener: Listener) -> bool:
         """Whether ``listener`` waits for a seat (it may not act for the bot meanwhile)."""
@@ -161,8 +189,29 @@ class SeatTakeovers:
         bots = {s.seat for s in meta.seats if s.kind == "bot"}
         return sorted({t.seat for t in meta.takeovers if t.seat in present & bots})
 
-    def seated(self, seats: list[int]) -> list[Listener]:
-        """The waiting sockets of ``seats`` (now their players'), no longer waiting."""
+    async def take_over_seats(self) -> list[Listener]:
+        """A deal just ended: the waiting players' seats become theirs (stored first);
+        their sockets, no longer spectators, to seat once the table is told."""
+        table = self._table
+        seats = self.ready(table.meta) if table.between_deals else []
+        if not seats:
+            return []
+        await table.save_meta(take_over(table.meta, seats, table.bot_match))
         moved = [x for x in self._waiting if x.seat in seats and x.open]
         self._waiting = [x for x in self._waiting if x.seat not in seats]
+        for listener in moved:
+            self._audience.spectators.remove(listener)
+        self._reseat()
         return moved
+
+    def seat_moved(self, moved: list[Listener], events: list[Event]) -> None:
+        """Seat the players who took over: each gets its seat's whole picture (it was
+        shown the spectators' one), then the others see them connected."""
+        if not moved:
+            return
+        for listener in moved:
+            self._audience.seat(listener)
+        snapshot = self._teller.snapshot()
+        for listener in moved:
+            listener.push(self._teller.state_update(listener.seat, snapshot, events, True))
+        self._teller.broadcast([])
