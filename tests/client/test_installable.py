@@ -80,7 +80,7 @@ def fetch(url: str) -> tuple[bytes, dict[str, str]]:
 
 def open_controlled(live: Live, new_page: Callable[..., Any], **page: Any) -> Any:
     (seat,) = live.create_table(seed=5, bot_speed_ms=0)
-    tab = new_page(**page)
+    tab = new_page(service_worker=True, **page)
     tab.goto(live.seat_url(seat))
     wait_joined(tab)
     assert tab.evaluate(CONTROLLED_JS).endswith("/sw.js")
