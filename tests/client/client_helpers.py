@@ -353,6 +353,16 @@ def store_language(page: Any, lang: str) -> None:
     )
 
 
+def choose_language(page: Any, lang: str) -> None:
+    """Pick ``lang`` in the settings sheet, as a player does, and close the sheet: the
+    page relabels itself in place (and remembers the choice), without a load."""
+    page.click("#btn-settings")
+    page.select_option("#lang-select", lang)
+    page.wait_for_function("(lang) => document.documentElement.lang === lang", arg=lang)
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#settings-sheet:not([open])", state="attached")
+
+
 def open_seat_page(live: Live, new_page: Any, **table: Any) -> Any:
     """A page joined to the first seat of a new table (``table``: the POST body)."""
     (seat, *_) = live.create_table(**table)
