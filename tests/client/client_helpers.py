@@ -56,7 +56,7 @@ class Live:
             headers={"content-type": "application/json"},
             method="POST",
         )
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=WAIT_MS / 1000) as response:
             answer = json.loads(response.read())
         return [
             Seat(table=answer["table"], token=s["token"], seat=s["seat"], invite=s["invite"])
@@ -271,7 +271,9 @@ class RawSeat:
     def __init__(self, live: Live, seat: Seat) -> None:
         from websockets.sync.client import connect
 
-        self._connection = connect(live.url.replace("http", "ws") + "/ws", open_timeout=10)
+        self._connection = connect(
+            live.url.replace("http", "ws") + "/ws", open_timeout=WAIT_MS / 1000
+        )
         self.ws = self._connection.__enter__()
         self.ws.send(json.dumps({"type": "join", "table": seat.table, "token": seat.token}))
         self.version = -1

@@ -31,6 +31,7 @@ from client_helpers import (
     LANGUAGES,
     LOCALES,
     SIZES,
+    WAIT_MS,
     Live,
     shot_dir,
     strings,
@@ -74,7 +75,7 @@ def png_size(data: bytes) -> tuple[int, int]:
 
 
 def fetch(url: str) -> tuple[bytes, dict[str, str]]:
-    with urllib.request.urlopen(url, timeout=10) as response:
+    with urllib.request.urlopen(url, timeout=WAIT_MS / 1000) as response:
         return response.read(), {k.lower(): v for k, v in response.headers.items()}
 
 
