@@ -70,8 +70,9 @@ def check_board(
 def test_the_match_end_shows_every_deal_with_its_bombs_and_shut_outs(
     live: Live, new_page: Callable[..., Any], tmp_path: Path
 ) -> None:
-    # The match is played once; a load at its end shows the same sheet, so the page is
-    # loaded again in each language (a reload costs a tenth of a new page and a match).
+    # The match is played once, in English; a load at its end shows the same sheet, so
+    # the page is loaded again in each other language (a reload costs a tenth of a new
+    # page and a match).
     (seat,) = live.create_table(seed=SEED, bot_speed_ms=0, deals=DEALS)
     page = new_page()
     page.goto(live.seat_url(seat))
@@ -80,9 +81,10 @@ def test_the_match_end_shows_every_deal_with_its_bombs_and_shut_outs(
     results = final["view"]["results"]
     assert [r["deal_no"] for r in results] == list(range(1, DEALS + 1))
     for lang in LANGUAGES:
-        store_language(page, lang)
-        page.reload()
-        wait_joined(page)
+        if lang != LANGUAGES[0]:  # the first is checked as the match ended, unloaded
+            store_language(page, lang)
+            page.reload()
+            wait_joined(page)
         page.wait_for_selector(f'html[lang="{lang}"] #result-sheet[open] .scoreboard-table')
         words = strings(lang)
         check_board(board_cells(page, "#result-sheet"), results, words)
