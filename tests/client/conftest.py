@@ -180,6 +180,9 @@ def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
     ``auto_pass``) so a test that passes by hand is not raced by the automatic pass, and
     smart select (unless ``smart_select``) so a tap toggles the one card a test names, and
     the first-game tour counts as seen (unless ``tour``) so its dialog covers nothing.
+    The service worker (client/sw.js) is blocked unless ``service_worker``: installing
+    it fetches and stores the whole client again in every fresh context, a fifth of a
+    page load's CPU, and only the tests of the worker and of going offline are about it.
     """
     contexts: list[Any] = []
     errors: list[str] = []
@@ -192,11 +195,13 @@ def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
         auto_pass: bool = False,
         smart_select: bool = False,
         tour: bool = False,
+        service_worker: bool = False,
     ) -> Any:
         context = browser.new_context(
             viewport={"width": width, "height": height},
             locale=locale,
             reduced_motion=reduced_motion,
+            service_workers="allow" if service_worker else "block",
         )
         contexts.append(context)
         first = {

@@ -11,7 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import LANGUAGES, LOCALES, SIZES, Live, shot_dir, strings, wait_joined
+from client_helpers import (
+    LANGUAGES,
+    SIZES,
+    TWO_FRAMES_JS,
+    Live,
+    choose_language,
+    resize,
+    shot_dir,
+    strings,
+    wait_joined,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -137,32 +147,39 @@ def choose(page: Any, *, size: str | None = None, contrast: bool | None = None) 
     page.keyboard.press("Escape")
 
 
-@pytest.mark.parametrize("size", list(SIZES))
 def test_large_cards_still_fit_a_full_hand(
-    size: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
+    live: Live, new_page: Callable[..., Any], tmp_path: Path
 ) -> None:
-    width, height = SIZES[size]
-    page = open_table(live, new_page, width=width, height=height)
-    normal = page.evaluate(HAND_JS, TAP)
-    assert normal["count"] == 16
-    choose(page, size="large")
-    # At once, without a reload.
-    page.wait_for_function(
-        "(w) => document.querySelector('#hand .card').offsetWidth !== w ||"
-        " document.body.classList.contains('cards-large')",
-        arg=normal["width"],
-    )
-    large = page.evaluate(HAND_JS, TAP)
-    assert large["count"] == 16
-    assert large["bad"] == [], large["bad"][:6]
-    assert large["scrollX"] <= 0, f"scrolls sideways by {large['scrollX']} px"
-    assert large["scrollY"] <= 0, f"scrolls down by {large['scrollY']} px"
-    # Larger: the cards where the width allows, the corner indices everywhere.
-    assert large["rank"] > normal["rank"]
-    if size != "360x740":
-        assert large["width"] > normal["width"]
-    if size in ("390x844", "1280x800"):
-        page.screenshot(path=str(shot_dir(tmp_path) / f"cards-large-{size}.png"))
+    # One page turned through the sizes; at each the cards go back to normal, are
+    # measured, and are made large again.
+    page = open_table(live, new_page)
+    large: dict[str, Any] = {}
+    for size, (width, height) in SIZES.items():
+        if large:
+            choose(page, size="normal")
+            page.wait_for_function("() => !document.body.classList.contains('cards-large')")
+        resize(page, width, height)
+        normal = page.evaluate(HAND_JS, TAP)
+        assert normal["count"] == 16, size
+        choose(page, size="large")
+        # At once, without a reload.
+        page.wait_for_function(
+            "(w) => document.querySelector('#hand .card').offsetWidth !== w ||"
+            " document.body.classList.contains('cards-large')",
+            arg=normal["width"],
+        )
+        page.evaluate(TWO_FRAMES_JS)
+        large = page.evaluate(HAND_JS, TAP)
+        assert large["count"] == 16, size
+        assert large["bad"] == [], f"{size}: {large['bad'][:6]}"
+        assert large["scrollX"] <= 0, f"{size}: scrolls sideways by {large['scrollX']} px"
+        assert large["scrollY"] <= 0, f"{size}: scrolls down by {large['scrollY']} px"
+        # Larger: the cards where the width allows, the corner indices everywhere.
+        assert large["rank"] > normal["rank"], size
+        if size != "360x740":
+            assert large["width"] > normal["width"], size
+        if size in ("390x844", "1280x800"):
+            page.screenshot(path=str(shot_dir(tmp_path) / f"cards-large-{size}.png"))
     # Kept over a reload.
     page.reload()
     wait_joined(page)
@@ -211,32 +228,35 @@ def test_without_high_contrast_the_faces_are_not_what_it_measures(
     assert all("error" in r for r in results)
 
 
-@pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_display_options_read_in_every_language(
-    lang: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
+    live: Live, new_page: Callable[..., Any], tmp_path: Path
 ) -> None:
-    page = open_table(live, new_page, locale=LOCALES[lang])
-    words = strings(lang)
-    page.click("#btn-settings")
-    label = "#settings-sheet label:has(#{}) > span"
-    assert page.inner_text(label.format("card-size-select")) == words["settings.cardSize"]
-    assert page.inner_text(label.format("opt-contrast")) == words["settings.highContrast"]
-    options = page.eval_on_selector_all(
-        "#card-size-select option", "os => os.map(o => o.textContent)"
-    )
-    assert options == [words["settings.cardNormal"], words["settings.cardLarge"]]
-    for selector in ("#card-size-select", "#opt-contrast"):
-        box = page.locator(f"#settings-sheet label:has({selector})").bounding_box()
-        assert box is not None
-        assert box["height"] >= TAP
-    wide = page.evaluate(
-        "() => { const b = document.querySelector('#settings-sheet .sheet-body');"
-        " return b.scrollWidth - b.clientWidth; }"
-    )
-    assert wide <= 0
-    if lang == "en":
-        for size in ("390x844", "1280x800"):
-            width, height = SIZES[size]
-            page.set_viewport_size({"width": width, "height": height})
-            page.locator("#btn-tour").scroll_into_view_if_needed()
-            page.screenshot(path=str(shot_dir(tmp_path) / f"settings-display-{size}.png"))
+    # One page; each language is chosen in the same settings sheet that is then read.
+    page = open_table(live, new_page)
+    for lang in [*LANGUAGES[1:], LANGUAGES[0]]:
+        choose_language(page, lang)
+        words = strings(lang)
+        page.click("#btn-settings")
+        label = "#settings-sheet label:has(#{}) > span"
+        assert page.inner_text(label.format("card-size-select")) == words["settings.cardSize"]
+        assert page.inner_text(label.format("opt-contrast")) == words["settings.highContrast"]
+        options = page.eval_on_selector_all(
+            "#card-size-select option", "os => os.map(o => o.textContent)"
+        )
+        assert options == [words["settings.cardNormal"], words["settings.cardLarge"]], lang
+        for selector in ("#card-size-select", "#opt-contrast"):
+            box = page.locator(f"#settings-sheet label:has({selector})").bounding_box()
+            assert box is not None
+            assert box["height"] >= TAP, lang
+        wide = page.evaluate(
+            "() => { const b = document.querySelector('#settings-sheet .sheet-body');"
+            " return b.scrollWidth - b.clientWidth; }"
+        )
+        assert wide <= 0, lang
+        if lang == "en":
+            for size in ("390x844", "1280x800"):
+                resize(page, *SIZES[size])
+                page.locator("#btn-tour").scroll_into_view_if_needed()
+                page.screenshot(path=str(shot_dir(tmp_path) / f"settings-display-{size}.png"))
+        page.keyboard.press("Escape")
+        page.wait_for_selector("#settings-sheet:not([open])", state="attached")

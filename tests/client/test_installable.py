@@ -31,6 +31,7 @@ from client_helpers import (
     LANGUAGES,
     LOCALES,
     SIZES,
+    WAIT_MS,
     Live,
     shot_dir,
     strings,
@@ -74,13 +75,13 @@ def png_size(data: bytes) -> tuple[int, int]:
 
 
 def fetch(url: str) -> tuple[bytes, dict[str, str]]:
-    with urllib.request.urlopen(url, timeout=10) as response:
+    with urllib.request.urlopen(url, timeout=WAIT_MS / 1000) as response:
         return response.read(), {k.lower(): v for k, v in response.headers.items()}
 
 
 def open_controlled(live: Live, new_page: Callable[..., Any], **page: Any) -> Any:
     (seat,) = live.create_table(seed=5, bot_speed_ms=0)
-    tab = new_page(**page)
+    tab = new_page(service_worker=True, **page)
     tab.goto(live.seat_url(seat))
     wait_joined(tab)
     assert tab.evaluate(CONTROLLED_JS).endswith("/sw.js")

@@ -20,8 +20,10 @@ from client_helpers import (
     SIZES,
     Live,
     RawSeat,
+    choose_language,
     click_card,
     find_seed,
+    resize,
     shot_dir,
     wait_joined,
     wait_version_above,
@@ -127,8 +129,7 @@ def test_the_status_stays_readable_beside_the_last_card_badge_and_the_clock(
     page.wait_for_selector("#me-info .badge.alarm")
     page.wait_for_selector("#me-info .clock:not([hidden])")
     for size, (width, height) in SIZES.items():
-        page.set_viewport_size({"width": width, "height": height})
-        page.evaluate("() => new Promise(r => requestAnimationFrame(() => r()))")
+        resize(page, width, height)
         assert_status_readable(page, f"{lang} at {size}")
         if lang == "de":
             page.screenshot(path=str(shot_dir(tmp_path) / f"last-card-status-{size}.png"))
@@ -139,20 +140,21 @@ def we_lead_and_must_include(state: engine.MatchState) -> bool:
     return state.deal.turn == 0 and view.must_include is not None
 
 
-@pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_opening_instruction_is_whole_in_phone_landscape(
-    lang: str, live: Live, new_page: Callable[..., Any]
+    live: Live, new_page: Callable[..., Any]
 ) -> None:
+    # One page: the languages are chosen in its settings sheet, the sizes by resizing.
     seed, _ = find_seed("classic", we_lead_and_must_include)
     (seat,) = live.create_table(seed=seed, bot_speed_ms=0)
-    page = new_page(width=844, height=390, locale=LOCALES[lang])
+    page = new_page(width=844, height=390)
     page.goto(live.seat_url(seat))
     view = wait_joined(page)["view"]
     assert view["must_include"]
-    for size, (width, height) in SIZES.items():
-        page.set_viewport_size({"width": width, "height": height})
-        page.evaluate("() => new Promise(r => requestAnimationFrame(() => r()))")
-        assert_status_readable(page, f"{lang} at {size}")
+    for lang in LANGUAGES:
+        choose_language(page, lang)
+        for size, (width, height) in SIZES.items():
+            resize(page, width, height)
+            assert_status_readable(page, f"{lang} at {size}")
 
 
 # A play's cards in phone landscape: no smaller than this (the rank corner stays legible).
