@@ -11,8 +11,17 @@ from typing import Any
 
 import msgspec
 
-from .cards import RANKS, THREE_OF_SPADES, Card, card_code, card_codes, card_rank, parse_card
-from .combos import Counts, counts_of, counts_string, counts_tuple
+from .cards import (
+    RANKS,
+    SUIT_COUNT,
+    THREE_OF_SPADES,
+    Card,
+    card_code,
+    card_codes,
+    card_rank,
+    parse_card,
+)
+from .combos import UNIT, Counts, counts_of, counts_string, counts_tuple
 from .errors import Reason
 from .game import legal_for
 from .hints import MAX_HINTS, rank_hints
@@ -125,6 +134,12 @@ _NOT_YOUR_TURN = Reason.NOT_YOUR_TURN.value
 _LEADER_MAY_NOT_PASS = Reason.LEADER_MAY_NOT_PASS.value
 _MUST_BEAT = Reason.MUST_BEAT.value
 _THREE_OF_SPADES_CODE = card_code(THREE_OF_SPADES)
+# Every card's code, by card (``card_codes`` for one card, without a call).
+_CARD_CODES = tuple(card_code(card) for card in range(len(RANKS) * SUIT_COUNT))
+# ``_hints`` reads cards and counts with literals (a card is ``rank * 4 + suit``, a
+# rank's count a four-bit field): were either to change, this stops the import.
+if SUIT_COUNT != 4 or UNIT[1] != 1 << 4:
+    raise ImportError("view._hints assumes four suits and four-bit rank counts")
 
 
 def seat_view(state: MatchState, seat: int, *, hints: int = MAX_HINTS) -> SeatView:
@@ -191,9 +206,31 @@ def _hints(
         return []
     deal = state.deal
     hand = deal.hands[seat]
-    by_rank = _by_rank(hand, THREE_OF_SPADES if deal.needs_three_of_spades else None)
     ranked = rank_hints(counts_of(hand), legal, leading=deal.table is None)
-    return [_pick(by_rank, counts_tuple(p)) for p in ranked[:limit]]
+    # The hand's codes per rank, lowest card first.  A card is ``rank * 4 + suit``, so
+    # taking the first cards of each rank, ranks ascending, gives them in card order
+    # (sorted, as ``_pick``'s are) with no sort per hint; and the card a play must
+    # hold, the 3 of spades, is the lowest card of all, so it comes first of its rank
+    # without ``_by_rank``'s key.  Counts are read field by field (``combos``'s
+    # four-bit fields), only as far as the play's highest rank.
+    codes_by_rank: list[list[str]] = [[] for _ in RANKS]
+    for card in sorted(hand):
+        codes_by_rank[card >> 2].append(_CARD_CODES[card])
+    hints: list[list[str]] = []
+    for play in ranked[:limit]:
+        codes: list[str] = []
+        rank = 0
+        while play:
+            take = play & 15
+            if take:
+                have = codes_by_rank[rank]
+                if len(have) < take:
+                    raise ValueError(f"the hand holds too few {RANKS[rank]!r} for a hint")
+                codes += have[:take]
+            play >>= 4
+            rank += 1
+        hints.append(codes)
+    return hints
 
 
 @memo(1 << 14)
