@@ -26,7 +26,6 @@ from .errors import Reason
 from .game import legal_for
 from .hints import MAX_HINTS, rank_hints
 from .memo import memo
-from .moves import sort_key
 from .rules import Rules
 from .state import SEATS, DealResult, MatchState, Move
 
@@ -236,7 +235,23 @@ def _hints(
 @memo(1 << 14)
 def _legal_strings(legal: tuple[Counts, ...]) -> tuple[str, ...]:
     # ``legal`` comes from the legal-play memo, so equal positions share it and this.
-    return tuple(counts_string(p) for p in sorted(legal, key=sort_key))
+    # Sorted by ``_play_string``'s key, which orders plays as ``moves.sort_key`` does:
+    # half the views that list plays miss this memo, and a miss used to spell out every
+    # play rank by rank.
+    return tuple([text for _, text in sorted(map(_play_string, legal))])
+
+
+# A rank string with its ranks renamed to letters in rank order ("3" -> "a" .. "2" ->
+# "m"): such strings compare as the plays' ``sort_key`` tuples do, and two plays never
+# share one, so sorting (key, text) pairs never compares the texts.
+_RANK_ORDER = str.maketrans(RANKS, "abcdefghijklm")
+
+
+@memo(1 << 14)
+def _play_string(play: Counts) -> tuple[str, str]:
+    """A play's sort key (see ``_RANK_ORDER``) and its rank string."""
+    text = counts_string(play)
+    return text.translate(_RANK_ORDER), text
 
 
 def _by_rank(hand: list[Card], must_include: Card | None) -> list[list[Card]]:
