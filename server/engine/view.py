@@ -11,21 +11,13 @@ from typing import Any
 
 import msgspec
 
-from .cards import (
-    RANKS,
-    SUIT_COUNT,
-    THREE_OF_SPADES,
-    Card,
-    card_code,
-    card_codes,
-    card_rank,
-    parse_card,
-)
-from .combos import UNIT, Counts, counts_of, counts_string
+from .cards import RANKS, THREE_OF_SPADES, Card, card_code, card_codes, card_rank, parse_card
+from .combos import Counts, counts_of, counts_string, counts_tuple
 from .errors import Reason
 from .game import legal_for
 from .hints import MAX_HINTS, rank_hints
 from .memo import memo
+from .moves import sort_key
 from .rules import Rules
 from .state import SEATS, DealResult, MatchState, Move
 
@@ -133,13 +125,6 @@ _NOT_YOUR_TURN = Reason.NOT_YOUR_TURN.value
 _LEADER_MAY_NOT_PASS = Reason.LEADER_MAY_NOT_PASS.value
 _MUST_BEAT = Reason.MUST_BEAT.value
 _THREE_OF_SPADES_CODE = card_code(THREE_OF_SPADES)
-# Every card's code, by card (``card_codes`` for one card, without a call).
-_CARD_CODES = tuple(card_code(card) for card in range(len(RANKS) * SUIT_COUNT))
-# ``_hints`` and ``_counter`` read cards and counts with literals (a card is ``rank * 4
-# + suit``, a rank's count a four-bit field): were either to change, this stops the import.
-_FIELD_BITS = 4
-if SUIT_COUNT != 4 or UNIT[1] != 1 << _FIELD_BITS:
-    raise ImportError("view._hints assumes four suits and four-bit rank counts")
 
 
 def seat_view(state: MatchState, seat: int, *, hints: int = MAX_HINTS) -> SeatView:
@@ -206,53 +191,15 @@ def _hints(
         return []
     deal = state.deal
     hand = deal.hands[seat]
+    by_rank = _by_rank(hand, THREE_OF_SPADES if deal.needs_three_of_spades else None)
     ranked = rank_hints(counts_of(hand), legal, leading=deal.table is None)
-    # The hand's codes per rank, lowest card first.  A card is ``rank * 4 + suit``, so
-    # taking the first cards of each rank, ranks ascending, gives them in card order
-    # (sorted, as ``_pick``'s are) with no sort per hint; and the card a play must
-    # hold, the 3 of spades, is the lowest card of all, so it comes first of its rank
-    # without ``_by_rank``'s key.  Counts are read field by field (``combos``'s
-    # four-bit fields), only as far as the play's highest rank.
-    codes_by_rank: list[list[str]] = [[] for _ in RANKS]
-    for card in sorted(hand):
-        codes_by_rank[card >> 2].append(_CARD_CODES[card])
-    hints: list[list[str]] = []
-    for play in ranked[:limit]:
-        codes: list[str] = []
-        rank = 0
-        while play:
-            take = play & 15
-            if take:
-                have = codes_by_rank[rank]
-                if len(have) < take:
-                    raise ValueError(f"the hand holds too few {RANKS[rank]!r} for a hint")
-                codes += have[:take]
-            play >>= 4
-            rank += 1
-        hints.append(codes)
-    return hints
+    return [_pick(by_rank, counts_tuple(p)) for p in ranked[:limit]]
 
 
 @memo(1 << 14)
 def _legal_strings(legal: tuple[Counts, ...]) -> tuple[str, ...]:
     # ``legal`` comes from the legal-play memo, so equal positions share it and this.
-    # Sorted by ``_play_string``'s key, which orders plays as ``moves.sort_key`` does:
-    # half the views that list plays miss this memo, and a miss used to spell out every
-    # play rank by rank.
-    return tuple([text for _, text in sorted(map(_play_string, legal))])
-
-
-# A rank string with its ranks renamed to letters in rank order ("3" -> "a" .. "2" ->
-# "m"): such strings compare as the plays' ``sort_key`` tuples do, and two plays never
-# share one, so sorting (key, text) pairs never compares the texts.
-_RANK_ORDER = str.maketrans(RANKS, "abcdefghijklm")
-
-
-@memo(1 << 14)
-def _play_string(play: Counts) -> tuple[str, str]:
-    """A play's sort key (see ``_RANK_ORDER``) and its rank string."""
-    text = counts_string(play)
-    return text.translate(_RANK_ORDER), text
+    return tuple(counts_string(p) for p in sorted(legal, key=sort_key))
 
 
 def _by_rank(hand: list[Card], must_include: Card | None) -> list[list[Card]]:
@@ -289,12 +236,7 @@ def _counter(state: MatchState, seat: int) -> dict[str, int]:
     """
     hands = state.deal.hands
     together = counts_of(hands[(seat + 1) % SEATS]) + counts_of(hands[(seat + 2) % SEATS])
-    # Each rank's four-bit field read in one comprehension: a third cheaper than
-    # ``dict(zip(RANKS, counts_tuple(...)))``, and every view makes one.
-    return {rank: together >> shift & 15 for rank, shift in _RANK_SHIFTS}
-
-
-_RANK_SHIFTS = tuple((rank, _FIELD_BITS * index) for index, rank in enumerate(RANKS))
+    return dict(zip(RANKS, counts_tuple(together), strict=True))
 
 
 def pick_cards(hand: list[str], ranks: str, must_include: str | None = None) -> list[str]:
