@@ -30,7 +30,6 @@ from bench.redis_cluster_group import RedisClusterGroup
 if TYPE_CHECKING:
     from conftest import ServerFactory
 
-SLOTS = 16384
 MASTERS = 3
 
 
