@@ -433,6 +433,14 @@ def full_frame(update: StateUpdate | WatchUpdate) -> str:
 _PUBLIC_FIELDS = len(deltas.wire.PUBLIC_FIELDS)
 
 
+def _lent(feed: Feed) -> tuple[SeatView | PublicView, list[Any]] | None:
+    """The view ``feed`` last showed and its wire form, whose moves' wire forms the next
+    one reuses (None before its first picture)."""
+    if feed.view is None or feed.picture is None:
+        return None
+    return feed.view, feed.picture["v"]
+
+
 def _public(update: StateUpdate | WatchUpdate, feed: Feed) -> _Public:
     """The table's shared part of ``update``'s picture (``_Public``), made once per
     snapshot and version for every seat and spectator whose view's public fields are
@@ -446,8 +454,7 @@ def _public(update: StateUpdate | WatchUpdate, feed: Feed) -> _Public:
         and (shared.source is view or shared.fields() == astuple(view)[:_PUBLIC_FIELDS])
     ):
         return shared
-    before = None if feed.view is None or feed.picture is None else (feed.view, feed.picture["v"])
-    wire = deltas.compact_public(view, before)
+    wire = deltas.compact_public(view, _lent(feed))
     shared = _Public(
         update.version, view, wire, deltas.public_crc(_table_prefix(update.table), wire)
     )
@@ -469,12 +476,7 @@ def _picture(
         shared: _Public | None = None
         if sum(table.connected) + (table.spectators > 0) < 2:
             # Nobody to share with: the wire form whole, in one pass.
-            before = (
-                None
-                if feed.view is None or feed.picture is None
-                else (feed.view, feed.picture["v"])
-            )
-            wire = deltas.compact(view, before)
+            wire = deltas.compact(view, _lent(feed))
             digest = deltas.picture_digest(_table_prefix(table), deltas.wire_json(wire))
         else:
             shared = _public(update, feed)
