@@ -49,6 +49,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from server.deltas import Mirror  # noqa: E402 - after the path above
+from server.deltas.wire import PUBLIC_FIELDS, SEAT_FIELDS, expand  # noqa: E402
 
 
 @dataclass
@@ -280,8 +281,8 @@ def _write(message: dict[str, Any]) -> str:
 
 def _read(text: str | bytes, mirror: Mirror | None) -> _Frame | str | None:
     """The frame as the scripted human reads it: a delta through the seat's mirror (the
-    client's apply), answered by the whole frame it stands for; a str is the reason to
-    ask for a resync, None a delta ignored while one is awaited."""
+    client's apply and digest check), read as the whole frame it stands for; a str is
+    the reason to ask for a resync, None a delta ignored while one is awaited."""
     head = text[:20] if isinstance(text, bytes) else text[:20].encode()
     # A delta, or the whole picture a socket taking deltas is sent (server/deltas).
     if mirror is None or (b'"type":"d"' not in head and b'"type":"p"' not in head):
@@ -292,7 +293,25 @@ def _read(text: str | bytes, mirror: Mirror | None) -> _Frame | str | None:
     whole = mirror.take(msgspec.json.decode(text))
     if whole is None or isinstance(whole, str):
         return whole
-    return msgspec.convert(whole, _Frame)
+    if whole:
+        return msgspec.convert(whole, _Frame)
+    return _from_wire(mirror)
+
+
+# Where a view's wire form holds what the scripted human reads (server/deltas/wire.py).
+_TURN, _RESULT, _MATCH_OVER = (PUBLIC_FIELDS.index(f) for f in ("turn", "result", "match_over"))
+_SEAT = len(PUBLIC_FIELDS) + SEAT_FIELDS.index("seat")
+
+
+def _from_wire(mirror: Mirror) -> _Frame:
+    """The frame a delta stands for, read from the mirror's picture: the few fields the
+    scripted human reads, the hints expanded only when it is the seat's turn (as the
+    whole frames are decoded only as far as ``_Frame``: the client is not measured)."""
+    wire = mirror.picture["v"]
+    seat, turn = wire[_SEAT], wire[_TURN]
+    hints = expand(wire)["hints"] if turn == seat and wire[_RESULT] is None else []
+    view = _View(seat, turn, wire[_RESULT], wire[_MATCH_OVER], hints)
+    return _Frame(mirror.kind, mirror.version, None, view)
 
 
 def _count_bytes(run: TableRun, size: int, version: int | None, seen: int) -> None:
@@ -321,7 +340,7 @@ async def _play_table(
     async with websockets.connect(ws_url, max_size=None) as ws:
         token = table["seats"][seat]["token"]
         join: dict[str, Any] = {"type": "join", "table": table["table"], "token": token}
-        mirror = Mirror() if deltas else None
+        mirror = Mirror(whole=False) if deltas else None
         if deltas:
             join["deltas"] = True
         await ws.send(_write(join))
@@ -605,6 +624,86 @@ class Sample:
         self.redis_cpu = sum(proc_cpu_seconds(redis)) if redis is not None else 0.0
         self.client_cpu = time.process_time()
         self.load = os.getloadavg()
+        try:
+            with urllib.request.urlopen(f"{base}/metrics", timeout=10) as reply:
+                metrics = reply.read().decode()
+        except OSError:
+            metrics = ""  # not this client's to read
+        # From a seat's frame arriving to the new state queued to every seat.
+        self.action_latency = histogram_buckets(metrics, "pdk_action_latency_seconds", "")
+        # The Redis round trip of a commit's append (group commit, WAIT included).
+        self.append_latency = histogram_buckets(metrics, "pdk_redis_latency_seconds", 'op="append"')
+
+
+def histogram_buckets(metrics: str, name: str, label: str) -> list[tuple[float, float]]:
+    """One series of a histogram in ``/metrics`` text (its bucket lines that carry
+    ``label``, all of them for ''), as (upper bound, cumulative count) pairs."""
+    buckets = []
+    for line in metrics.splitlines():
+        if line.startswith(f"{name}_bucket{{") and label in line:
+            bound = line.split('le="', 1)[1].split('"', 1)[0]
+            buckets.append((float(bound), float(line.rsplit(" ", 1)[1])))
+    return buckets
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(1000 * seconds, 2)
+
+
+def histogram_quantile(
+    q: float, before: list[tuple[float, float]], after: list[tuple[float, float]]
+) -> float | None:
+    """The q-quantile of what was observed between two readings of a cumulative
+    histogram, interpolated linearly inside its bucket (as Prometheus does); None if
+    nothing was observed or it lies in the open last bucket."""
+    if not after or len(before) not in (0, len(after)):
+        return None
+    start = dict(before)
+    counts = [(bound, count - start.get(bound, 0.0)) for bound, count in after]
+    total = counts[-1][1]
+    if total <= 0:
+        return None
+    rank, lower, below = q * total, 0.0, 0.0
+    for bound, cumulative in counts:
+        if cumulative >= rank:
+            if bound == float("inf"):
+                return None
+            inside = cumulative - below
+            return lower + (bound - lower) * ((rank - below) / inside if inside else 1.0)
+        lower, below = bound, cumulative
+    return None
+
+
+class LoopLag:
+    """How late this client's event loop wakes a task that asked to sleep a few
+    milliseconds: the time a frame the server has written may wait in this process
+    before the scripted human reads it (the bench client's share of a latency)."""
+
+    def __init__(self) -> None:
+        self.lags: list[float] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._tick())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _tick(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            asked = loop.time() + 0.005
+            await asyncio.sleep(0.005)
+            self.lags.append(max(0.0, loop.time() - asked))
+
+    def quantile_ms(self, q: float) -> float | None:
+        if not self.lags:
+            return None
+        ordered = sorted(self.lags)
+        return round(1000 * ordered[int(q * (len(ordered) - 1))], 2)
 
 
 async def warm_up(args: argparse.Namespace, base: str) -> None:
@@ -720,6 +819,8 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     rss_joined = rss_bytes(pid)
     if args.steady:
         before, started = await steady_start(base, pid, redis, runs, window)
+    lag = LoopLag()
+    lag.start()
     if args.tracemalloc:
         await dump_tracemalloc(pid, Path(f"{args.tracemalloc}.2"))
     if args.gc_cycles:
@@ -745,6 +846,7 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
         cycles = json.loads(await asyncio.to_thread(Path(f"{args.gc_cycles}.2").read_text))
         cycles["per_action"] = round(cycles["objects"] / max(1, actions_now - actions_then), 2)
     await asyncio.gather(*tasks)
+    await lag.stop()
     window.append(time.monotonic())
     after = await asyncio.to_thread(Sample, base, pid, redis)
     elapsed = loop.time() - started
@@ -776,6 +878,19 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
         if latencies
         else None,
         "max_ms": round(1000 * latencies[-1], 2) if latencies else None,
+        # The humans' actions' latency as the server saw it (its own histogram, from
+        # the frame read to the state queued), and how late this client's loop ran: a p99 far
+        # above the server's with a client lag near it is the bench client's queue.
+        **{
+            f"server_{name}p{q:.0%}_ms".replace("%", ""): _ms(histogram_quantile(q, *series))
+            for name, series in (
+                ("", (before.action_latency, after.action_latency)),
+                ("append_", (before.append_latency, after.append_latency)),
+            )
+            for q in (0.5, 0.99)
+        },
+        "client_lag_p50_ms": lag.quantile_ms(0.5),
+        "client_lag_p99_ms": lag.quantile_ms(0.99),
         "server_cpu_ms_per_action": round(server_cpu * per_action, 3),
         "bot_cpu_ms_per_action": round(bot_cpu * per_action, 3),
         "server_cpu_ms_per_action_excluding_bots": round((server_cpu - bot_cpu) * per_action, 3),
@@ -963,6 +1078,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"actions/s: {result['actions_per_s']} {machine}")
     print(f"latency send->state: p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, "
           f"max {result['max_ms']} ms {machine}")  # fmt: skip
+    print(f"  of which the server (its own histogram, frame read -> state queued, the "
+          f"humans' actions): p50 {result['server_p50_ms']} ms, p99 {result['server_p99_ms']} "
+          f"ms (its Redis append p50 {result['server_append_p50_ms']} ms, p99 "
+          f"{result['server_append_p99_ms']} ms); this client's loop ran late by p50 "
+          f"{result['client_lag_p50_ms']} ms, p99 {result['client_lag_p99_ms']} ms")  # fmt: skip
     print(f"server CPU per action: {result['server_cpu_ms_per_action']} ms = bots thinking "
           f"{result['bot_cpu_ms_per_action']} ms + the rest "
           f"{result['server_cpu_ms_per_action_excluding_bots']} ms "

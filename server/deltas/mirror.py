@@ -24,9 +24,14 @@ class Mirror:
     resync asked, not one per frame).  A ``state``/``watch`` frame is handed on as it
     is (a socket that takes deltas is not sent one)."""
 
-    __slots__ = ("_made", "kind", "lost", "picture", "version")
+    __slots__ = ("_made", "_whole_frames", "kind", "lost", "picture", "version")
 
-    def __init__(self) -> None:
+    def __init__(self, whole: bool = True) -> None:
+        # ``whole=False``: a delta is answered with ``{}`` once it applies and its digest
+        # matches, and no whole frame is built (the client reads what it needs from
+        # ``picture``): bench/server.py's scripted humans, which share the machine with
+        # the server they measure, build a view only when it is their turn.
+        self._whole_frames = whole
         # {"t": table info, "v": the view's wire form}
         self.picture: Any = None
         self.version: int | None = None
@@ -77,8 +82,9 @@ class Mirror:
                 "t": patch(self.picture["t"], frame.get("t", [])),
                 "v": patch(self.picture["v"], frame["o"]),
             }
-            events = frame["e"] if "e" in frame else appended(self.picture["v"], picture["v"])
-            self._made = self._whole(frame["v"], picture["t"], picture["v"], events)
+            if self._whole_frames:
+                events = frame["e"] if "e" in frame else appended(self.picture["v"], picture["v"])
+                self._made = self._whole(frame["v"], picture["t"], picture["v"], events)
         except PatchError:
             return "patch"
         if digest(picture) != frame["h"]:

@@ -239,13 +239,18 @@ def _fields(cls: type) -> list[tuple[str, str]] | None:
 
 def patch(picture: Any, ops: list[Op]) -> Any:
     """``picture`` with ``ops`` applied (a new value; ``picture`` is left as it was).
-    ``PatchError`` when an op does not fit."""
+    ``PatchError`` when an op does not fit.
+
+    Only the lists and dicts on the paths the ops change are copied; the rest of the
+    new picture shares the old one's, so neither may be changed in place afterwards
+    (the mirrors never do: every change goes through a patch).  A whole copy per
+    frame was most of a scripted client's CPU in bench/server.py."""
     if not isinstance(ops, list):
         raise PatchError("the ops are a list")
-    root: list[Any] = [copy(picture)]
+    writer = _Writer(picture)
     for op in ops:
-        _apply(root, op)
-    return root[0]
+        writer.apply(op)
+    return writer.root
 
 
 def copy(value: Any) -> Any:
@@ -270,73 +275,93 @@ def _index(node: list[Any], part: str, extra: int = 0) -> int:
     return int(part)
 
 
-def _child(node: Any, part: str) -> Any:
+def _key(node: Any, part: str) -> int | str:
+    """Where ``part`` leads in ``node`` (a list index or a dict key that is there)."""
     if isinstance(node, list):
-        return node[_index(node, part)]
+        return _index(node, part)
     if isinstance(node, dict):
         key = _unescape(part)
         if key not in node:
             raise PatchError(f"no key {key!r}")
-        return node[key]
+        return key
     raise PatchError(f"cannot go into a {type(node).__name__} at {part!r}")
 
 
-def _at(root: list[Any], path: Any) -> Any:
-    node: Any = root[0]
-    for part in _parts(path):
-        node = _child(node, part)
-    return node
+class _Writer:
+    """One patch in progress: the new picture, and the containers it made itself
+    (``_own``: their ids, each held there so that no id is reused), which alone it may
+    change in place; any other container on a changed path is copied first."""
 
+    __slots__ = ("_own", "root")
 
-def _apply(root: list[Any], op: Any) -> None:
-    if not isinstance(op, list) or len(op) not in (1, 2, 4):
-        raise PatchError(f"an op is a list of 1, 2 or 4 items, not {op!r}")
-    if len(op) == 4:
-        _splice(_at(root, op[0]), op[1], op[2], op[3])
-        return
-    if len(op) == 2 and isinstance(op[0], list):
-        if not op[0]:
-            raise PatchError("a set names at least one path")
-        for path in op[0]:
-            if path is None:
-                raise PatchError("the picture itself is set alone")
-            _set(root, path, op[1])
-        return
-    if len(op) == 1:
-        _remove(root, op[0])
-    else:
-        _set(root, op[0], op[1])
+    def __init__(self, picture: Any) -> None:
+        self.root = picture
+        self._own: dict[int, Any] = {}
 
+    def _mine(self, node: Any) -> Any:
+        if not isinstance(node, list | dict) or id(node) in self._own:
+            return node
+        mine = list(node) if isinstance(node, list) else dict(node)
+        self._own[id(mine)] = mine
+        return mine
 
-def _remove(root: list[Any], path: Any) -> None:
-    parts = _parts(path)
-    if not parts:
-        raise PatchError("the picture itself cannot be removed")
-    parent = _at(root, "/".join(parts[:-1]) if len(parts) > 1 else None)
-    key = _unescape(parts[-1])
-    if not isinstance(parent, dict) or key not in parent:
-        raise PatchError(f"nothing to remove at {path!r}")
-    del parent[key]
+    def _writable(self, parts: list[str]) -> Any:
+        """The container at ``parts``, made this patch's own along the whole path."""
+        node = self.root = self._mine(self.root)
+        for part in parts:
+            key = _key(node, part)
+            child = node[key] = self._mine(node[key])
+            node = child
+        return node
 
-
-def _set(root: list[Any], path: Any, new: Any) -> None:
-    parts = _parts(path)
-    value = copy(new)
-    if not parts:
-        root[0] = value
-        return
-    parent = _at(root, "/".join(parts[:-1]) if len(parts) > 1 else None)
-    last = parts[-1]
-    if isinstance(parent, dict):
-        parent[_unescape(last)] = value
-    elif isinstance(parent, list):
-        index = _index(parent, last, extra=1)
-        if index == len(parent):
-            parent.append(value)
+    def apply(self, op: Any) -> None:
+        if not isinstance(op, list) or len(op) not in (1, 2, 4):
+            raise PatchError(f"an op is a list of 1, 2 or 4 items, not {op!r}")
+        if len(op) == 4:
+            _splice(self._writable(_parts(op[0])), op[1], op[2], op[3])
+            return
+        if len(op) == 2 and isinstance(op[0], list):
+            if not op[0]:
+                raise PatchError("a set names at least one path")
+            for path in op[0]:
+                if path is None:
+                    raise PatchError("the picture itself is set alone")
+                self._set(path, op[1])
+            return
+        if len(op) == 1:
+            self._remove(op[0])
         else:
-            parent[index] = value
-    else:
-        raise PatchError(f"{path!r} goes through a {type(parent).__name__}")
+            self._set(op[0], op[1])
+
+    def _remove(self, path: Any) -> None:
+        parts = _parts(path)
+        if not parts:
+            raise PatchError("the picture itself cannot be removed")
+        parent = self._writable(parts[:-1])
+        key = _unescape(parts[-1])
+        if not isinstance(parent, dict) or key not in parent:
+            raise PatchError(f"nothing to remove at {path!r}")
+        del parent[key]
+
+    def _set(self, path: Any, new: Any) -> None:
+        parts = _parts(path)
+        # A copy: one value may be set at several paths, and none may share it.
+        value = copy(new)
+        if not parts:
+            self.root = value
+            return
+        parent = self._writable(parts[:-1])
+        last = parts[-1]
+        if isinstance(parent, dict):
+            parent[_unescape(last)] = value
+        elif isinstance(parent, list):
+            index = _index(parent, last, extra=1)
+            if index == len(parent):
+                parent.append(value)
+            else:
+                parent[index] = value
+        else:
+            raise PatchError(f"{path!r} goes through a {type(parent).__name__}")
 
 
 def _splice(target: Any, index: Any, count: Any, items: Any) -> None:

@@ -58,6 +58,19 @@ def test_patching_with_the_diff_rebuilds_any_json_value_exactly(old: Any, new: A
     assert digest(rebuilt) == digest(new)
 
 
+@settings(max_examples=250, deadline=None, derandomize=True)
+@given(first=json_values, second=json_values, third=json_values)
+def test_a_chain_of_patches_leaves_every_picture_it_passed_through_as_it_was(
+    first: Any, second: Any, third: Any
+) -> None:
+    # A patch copies only what it changes: the pictures share the rest, and none may
+    # change when a later one is made from it.
+    pictures = [wire(first)]
+    for new in (second, third, first):
+        pictures.append(patch(pictures[-1], wire(diff(pictures[-1], new))))
+    assert [canonical(p) for p in pictures] == [canonical(v) for v in (first, second, third, first)]
+
+
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(base=st.lists(st.integers(0, 3), max_size=8), new=st.lists(st.integers(0, 3), max_size=8))
 def test_a_list_edit_is_one_splice_or_item_sets_and_leaves_the_picture_it_patched_alone(
