@@ -15,7 +15,7 @@ PACKAGES = [
     "server/rooms",
     "server/cluster",
     "server/protocol.py",
-    "server/presenter.py",
+    "server/presenter",
     "server/connection.py",
     "server/errors.py",
     "server/app.py",

@@ -36,6 +36,7 @@ LAYERS: list[dict[str, tuple[str, ...]]] = [
     {"rooms": ("server.rooms", "server.ratings"), "wire": ("server.protocol",)},
     {"shared budgets": ("server.budgets", "server.seat_limits")},
     {"players and lobby": ("server.players", "server.lobby")},
+    # Its parts: PRESENTER_PARTS below.
     {"presenter": ("server.presenter",)},
     {"settings": ("server.config",)},
     {
@@ -52,6 +53,17 @@ LAYERS: list[dict[str, tuple[str, ...]]] = [
     {"session": ("server.game_socket_session",)},
     {"app": ("server.app",)},
     {"commands": ("server.cli", "server.verify", "server.__main__", "server")},
+]
+
+# The presenter's parts, lowest first: each imports only parts before it, and the
+# package (``__init__``, the names callers use) gathers them all.
+PRESENTER_PARTS = [
+    "server.presenter.refusals",
+    "server.presenter.table",
+    "server.presenter.inbound",
+    "server.presenter.delta_frames",
+    "server.presenter.outbound",
+    "server.presenter",
 ]
 
 
@@ -183,3 +195,18 @@ def test_no_helper_of_the_room_knows_the_room() -> None:
         if "server.rooms.room" in imports(path, module_name(path))
     ]
     assert knowing == ["registry.py"]
+
+
+def test_each_part_of_the_presenter_imports_only_the_parts_below_it() -> None:
+    # Reading frames, the table part, delta frames, whole frames and refusals are one
+    # idea each; a part reaching up would knot them into one module again.
+    paths = sorted((SERVER / "presenter").glob("*.py"))
+    assert sorted(module_name(path) for path in paths) == sorted(PRESENTER_PARTS)
+    upward = [
+        f"{module_name(path)} imports {target}"
+        for path in paths
+        for target in imports(path, module_name(path))
+        if target in PRESENTER_PARTS
+        and PRESENTER_PARTS.index(target) >= PRESENTER_PARTS.index(module_name(path))
+    ]
+    assert upward == []
