@@ -19,6 +19,11 @@ PACKAGES = [
     "server/connection.py",
     "server/errors.py",
     "server/app.py",
+    "server/http_answers.py",
+    "server/app_services.py",
+    "server/table_routes.py",
+    "server/operator_routes.py",
+    "server/game_front.py",
 ]
 
 
