@@ -1,6 +1,6 @@
 """A game socket's session: join, seat, then frames in and updates out until it closes.
 
-The app (``server.app``) routes a WebSocket on ``GAME_SOCKET_PATH`` here.  The
+The app's front (``server.game_front``) routes a WebSocket on ``GAME_SOCKET_PATH`` here.  The
 first frame must be a join naming the table and a token; the token is checked
 before anything is loaded or changed.  The node hands the session a
 ``TableHandle`` (``server.cluster.table``): the room itself, or a forwarder to

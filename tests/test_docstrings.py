@@ -15,10 +15,15 @@ PACKAGES = [
     "server/rooms",
     "server/cluster",
     "server/protocol.py",
-    "server/presenter.py",
+    "server/presenter",
     "server/connection.py",
     "server/errors.py",
     "server/app.py",
+    "server/http_answers.py",
+    "server/app_services.py",
+    "server/table_routes.py",
+    "server/operator_routes.py",
+    "server/game_front.py",
 ]
 
 

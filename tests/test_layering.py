@@ -36,6 +36,7 @@ LAYERS: list[dict[str, tuple[str, ...]]] = [
     {"rooms": ("server.rooms", "server.ratings"), "wire": ("server.protocol",)},
     {"shared budgets": ("server.budgets", "server.seat_limits")},
     {"players and lobby": ("server.players", "server.lobby")},
+    # Its parts: PRESENTER_PARTS below.
     {"presenter": ("server.presenter",)},
     {"settings": ("server.config",)},
     {
@@ -50,8 +51,38 @@ LAYERS: list[dict[str, tuple[str, ...]]] = [
     },
     {"cluster": ("server.cluster",)},
     {"session": ("server.game_socket_session",)},
-    {"app": ("server.app",)},
+    # Its parts: APP_PARTS below.
+    {
+        "app": (
+            "server.app",
+            "server.http_answers",
+            "server.app_services",
+            "server.table_routes",
+            "server.operator_routes",
+            "server.game_front",
+        )
+    },
     {"commands": ("server.cli", "server.verify", "server.__main__", "server")},
+]
+
+# The presenter's parts, lowest first: each imports only parts before it, and the
+# package (``__init__``, the names callers use) gathers them all.
+PRESENTER_PARTS = [
+    "server.presenter.refusals",
+    "server.presenter.table",
+    "server.presenter.inbound",
+    "server.presenter.delta_frames",
+    "server.presenter.outbound",
+    "server.presenter",
+]
+# The app's parts, lowest first, in the same way: ``server.app`` assembles them.
+APP_PARTS = [
+    "server.http_answers",
+    "server.app_services",
+    "server.table_routes",
+    "server.operator_routes",
+    "server.game_front",
+    "server.app",
 ]
 
 
@@ -166,7 +197,8 @@ def test_the_app_sets_up_the_lobby_through_its_one_lobby_object() -> None:
     # (``mount.Lobby``); the app composes, it does not reach into the lobby's parts.
     reached = [
         m
-        for m in imports(SERVER / "app.py", "server.app")
+        for part in APP_PARTS
+        for m in imports(SERVER / f"{part.removeprefix('server.')}.py", part)
         if m.startswith(("server.lobby.", "server.ratings", "server.players"))
         or m == "server.rooms.seat_takeover"
     ]
@@ -183,3 +215,30 @@ def test_no_helper_of_the_room_knows_the_room() -> None:
         if "server.rooms.room" in imports(path, module_name(path))
     ]
     assert knowing == ["registry.py"]
+
+
+def upward(parts: list[str], paths: list[Path]) -> list[str]:
+    """Each import among ``parts`` (lowest first) of a part no lower than the importer."""
+    return [
+        f"{module_name(path)} imports {target}"
+        for path in paths
+        for target in imports(path, module_name(path))
+        if target in parts and parts.index(target) >= parts.index(module_name(path))
+    ]
+
+
+def test_each_part_of_the_presenter_imports_only_the_parts_below_it() -> None:
+    # Reading frames, the table part, delta frames, whole frames and refusals are one
+    # idea each; a part reaching up would knot them into one module again.
+    paths = sorted((SERVER / "presenter").glob("*.py"))
+    assert sorted(module_name(path) for path in paths) == sorted(PRESENTER_PARTS)
+    assert upward(PRESENTER_PARTS, paths) == []
+
+
+def test_each_part_of_the_app_imports_only_the_parts_below_it() -> None:
+    # HTTP answers, services, the tables' and the operator's routes and the front are
+    # one idea each, and server.app only assembles them.
+    app_group = next(groups["app"] for groups in LAYERS if "app" in groups)
+    assert sorted(app_group) == sorted(APP_PARTS)
+    paths = [SERVER / f"{part.removeprefix('server.')}.py" for part in APP_PARTS]
+    assert upward(APP_PARTS, paths) == []
