@@ -110,12 +110,16 @@ _GC_PROBE_LAUNCHER = """
 import atexit, gc, json, runpy, sys, time
 path = sys.argv.pop(1)
 rows = []
-began = [0.0]
+began = [0.0, 0]
 def probe(phase, info):
     if phase == "start":
+        # The containers this collection will scan (its generation and the younger
+        # ones): the collector's work, whatever the machine's load; counted before the
+        # clock starts, so the pause is the collection's alone.
+        began[1] = sum(len(gc.get_objects(g)) for g in range(info["generation"] + 1))
         began[0] = time.monotonic()
     else:
-        rows.append((info["generation"], began[0], time.monotonic() - began[0]))
+        rows.append((info["generation"], began[0], time.monotonic() - began[0], began[1]))
 def write():
     with open(path, "w") as out:
         json.dump(rows, out)
@@ -474,16 +478,20 @@ def _frame_name(frame: str) -> str:
 
 def summarise_collections(path: Path, window: list[float]) -> dict[str, dict[str, float]]:
     """The collector's work while the tables played, per generation: how many
-    collections, their total and their longest pause (ms, wall clock)."""
+    collections, their total and their longest pause (ms, wall clock), and the
+    containers they scanned (in all, and the most at once)."""
     start, end = window
-    rows = [(g, t, d) for g, t, d in json.loads(path.read_text()) if start <= t <= end]
+    rows = [(g, t, d, n) for g, t, d, n in json.loads(path.read_text()) if start <= t <= end]
     summary: dict[str, dict[str, float]] = {}
     for generation, name in enumerate(("young", "middle", "full")):
-        lengths = [d for g, _t, d in rows if g == generation]
+        lengths = [d for g, _t, d, _n in rows if g == generation]
+        scanned = [n for g, _t, _d, n in rows if g == generation]
         summary[name] = {
             "collections": len(lengths),
             "total_ms": round(1000 * sum(lengths), 1),
             "max_ms": round(1000 * max(lengths, default=0.0), 1),
+            "scanned": sum(scanned),
+            "max_scanned": max(scanned, default=0),
         }
     return summary
 
@@ -1106,7 +1114,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"errors: {result['errors']} {result['error_codes']}")
     if args.gc_probe:
         print("cyclic GC while playing: " + ", ".join(
-            f"{name} {c['collections']:g} ({c['total_ms']} ms, longest {c['max_ms']} ms)"
+            f"{name} {c['collections']:g} ({c['total_ms']} ms, longest {c['max_ms']} ms; "
+            f"{c['scanned'] / max(1, result['actions']):.1f} containers scanned per action, "
+            f"at most {c['max_scanned']:g} at once)"
             for name, c in result["collections"].items()))  # fmt: skip
     if args.gc_cycles:
         cycles = result["gc_cycles"]
