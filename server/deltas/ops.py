@@ -56,9 +56,22 @@ def diff(old: Any, new: Any) -> list[Op]:
 
 
 def _same(a: Any, b: Any) -> bool:
-    # A tuple is a JSON array too: the server's pictures hold them (``to_builtins``).
-    # ``True == 1`` in Python but not in JSON: a scalar keeps its type.
-    return a == b and type(a) is type(b)
+    """JSON's equality.  ``True == 1`` and ``1 == 1.0`` in Python, also deep inside
+    lists and dicts, but not in JSON: ``==`` first (in C, and it rejects nearly every
+    pair that differs), then each scalar's type.  A tuple is a JSON array too: the
+    server's pictures hold them (``to_builtins``)."""
+    return a == b and _typed_alike(a, b)
+
+
+def _typed_alike(a: Any, b: Any) -> bool:
+    # Only for values already found ``==``: the same shape, each scalar of one type.
+    if a is b:
+        return True
+    if isinstance(a, list | tuple):
+        return all(map(_typed_alike, a, b))
+    if isinstance(a, dict):
+        return all(_typed_alike(v, b[k]) for k, v in a.items())
+    return type(a) is type(b)
 
 
 # A value this long (as JSON) is sent once per delta: again, it is one more path to set.
@@ -98,7 +111,7 @@ class _Differ:
                     continue
                 before = old[key]
                 # Most of a picture stays as it was: no path is made for that part.
-                if before == value and type(before) is type(value):
+                if _same(before, value):
                     continue
                 self.diff(before, value, _join(path, key))
             for key in old:
@@ -185,18 +198,18 @@ class _Differ:
     def diff_list(self, old: list[Any], new: list[Any], path: str | None) -> None:
         # Its callers have found the two lists different (or diff them item by item).
         n_old, n_new = len(old), len(new)
-        if n_new > n_old and new[:n_old] == old:
+        if n_new > n_old and _same(new[:n_old], old):
             start = n_old  # appended to (a deal's moves): one compare in C
         else:
             start = 0
             limit = min(n_old, n_new)
-            while start < limit and old[start] == new[start]:
+            while start < limit and _same(old[start], new[start]):
                 start += 1
         if n_new == 0:
             self.ops.append([path, []])  # emptied (the aids once played): shorter than a splice
             return
         end_old, end_new = n_old, n_new
-        while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
+        while end_old > start and end_new > start and _same(old[end_old - 1], new[end_new - 1]):
             end_old -= 1
             end_new -= 1
         if end_old - start == end_new - start:

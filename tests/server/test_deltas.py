@@ -58,6 +58,26 @@ def test_patching_with_the_diff_rebuilds_any_json_value_exactly(old: Any, new: A
     assert digest(rebuilt) == digest(new)
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ([False], [0]),
+        ([1, True], [1, 1]),
+        ({"a": [True]}, {"a": [1]}),
+        ({"a": {"b": 0}}, {"a": {"b": False}}),
+        ([[1]], [[1.0]]),
+        ([0, [2]], [0, [2], 3]),
+        ([0, [True]], [0, [1], 3]),
+        ([[0], 5], [7, [False], 5]),
+    ],
+)
+def test_a_flag_and_a_number_that_python_finds_equal_are_different_values_to_a_delta(
+    old: Any, new: Any
+) -> None:
+    # Found by the chain property below: [False] to [0] made no op at all.
+    assert same_json(patch(wire(old), wire(diff(old, new))), new)
+
+
 @settings(max_examples=250, deadline=None, derandomize=True)
 @given(first=json_values, second=json_values, third=json_values)
 def test_a_chain_of_patches_leaves_every_picture_it_passed_through_as_it_was(
