@@ -15,7 +15,7 @@ from server.app_services import Services
 from server.config import Settings
 from server.connection import SendNow
 from server.http_answers import error_answer
-from server.origins import host_header, origin_allowed
+from server.origins import connection_origin_allowed, host_header
 from server.transport import FrameTaker, frame_taker, text_sender
 
 __all__ = ["GAME_SOCKET_PATH", "GameApp", "GameSocket", "game_socket_handler"]
@@ -37,12 +37,7 @@ def game_socket_handler(settings: Settings, services: Callable[[], Services]) ->
     async def game_socket(
         websocket: WebSocket, send_now: SendNow | None, take_frames: FrameTaker | None
     ) -> None:
-        if not origin_allowed(
-            websocket.headers.get("origin"),
-            websocket.headers.get("host"),
-            settings.allowed_origins,
-            websocket.scope["scheme"],
-        ):
+        if not connection_origin_allowed(websocket, settings.allowed_origins):
             metrics.refused("origin_not_allowed")
             await websocket.close(_ORIGIN_REFUSED)  # before accept: HTTP 403
             return

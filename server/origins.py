@@ -24,15 +24,28 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-__all__ = ["HostAllowList", "host_header", "origin_allowed"]
+if TYPE_CHECKING:
+    from starlette.requests import HTTPConnection
+
+__all__ = ["HostAllowList", "connection_origin_allowed", "host_header", "origin_allowed"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
 def _authority(scheme: str, host: str, port: int | None) -> tuple[str, int | None]:
     return host.lower().rstrip("."), port if port is not None else _DEFAULT_PORTS.get(scheme)
+
+
+def connection_origin_allowed(connection: HTTPConnection, allowed: Sequence[str]) -> bool:
+    """``origin_allowed`` for a request or a socket's handshake, read from its headers
+    and scope: what creating a table and opening a game socket both ask."""
+    headers = connection.headers
+    return origin_allowed(
+        headers.get("origin"), headers.get("host"), allowed, connection.scope["scheme"]
+    )
 
 
 def origin_allowed(

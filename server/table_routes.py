@@ -19,7 +19,7 @@ from server.config import Settings
 from server.engine import EngineError
 from server.http_answers import Json, error_answer, read_body, too_many
 from server.lobby import Lobby
-from server.origins import origin_allowed
+from server.origins import connection_origin_allowed
 from server.rooms import tables
 from server.rooms.history import HistoryCache, PageOutOfRange
 from server.rooms.names import NameRefused
@@ -47,12 +47,7 @@ def table_routes(
     history_rate = settings.history_per_minute
 
     async def create_table(request: Request) -> Response:
-        if not origin_allowed(
-            request.headers.get("origin"),
-            request.headers.get("host"),
-            settings.allowed_origins,
-            request.scope["scheme"],
-        ):
+        if not connection_origin_allowed(request, settings.allowed_origins):
             metrics.refused("origin_not_allowed")
             return error_answer(
                 403, "origin_not_allowed", "this page's origin may not create tables"
