@@ -1,4 +1,5 @@
-"""Fixtures for the browser tests: Debian's Chromium driven by Playwright against the real
+"""Fixtures for the browser tests: Debian's Chromium (its headless shell, or the whole
+browser for a module with ``FULL_BROWSER = True``) driven by Playwright against the real
 server with its Redis: one server per pytest(-xdist) worker that every browser module of the
 worker shares (``live``), a module's own (``OWN_SERVER = True`` in the module, for a module
 whose tests read what the whole server holds: the lobby's lists, the leaderboard), or a
@@ -22,15 +23,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import CHROMIUM, CHROMIUM_ARGS, WAIT_MS, Live
+from client_helpers import CHROMIUM, CHROMIUM_ARGS, HEADLESS_SHELL, WAIT_MS, Live
 
 from server.redis_embedded import EmbeddedRedis
 from tests.conftest import ServerLauncher
 
 
 class BrowserServer:
-    """Debian's Chromium, launched once per worker by Playwright's own ``launch-server``
-    (the same flags as ``launch``), that every browser module connects to."""
+    """One Chromium build, launched once per worker by Playwright's own ``launch-server``
+    (the same flags as ``launch``), that browser modules connect to."""
 
     def __init__(self, config: Path) -> None:
         # Playwright's public command line, in a session of its own: ``python -m
@@ -71,20 +72,45 @@ class BrowserServer:
             self._proc.stdout.close()
 
 
+class BrowserServers:
+    """The worker's browsers: the headless shell for most modules, the whole Chromium for
+    a module that sets ``FULL_BROWSER = True``; each started on first use (a worker that
+    never needs the whole browser never starts it) and again if it died."""
+
+    def __init__(self, config_dir: Path) -> None:
+        self._config_dir = config_dir
+        self._running: dict[Path, BrowserServer] = {}
+        self._stopped: list[BrowserServer] = []
+
+    def endpoint(self, *, full: bool) -> str:
+        executable = CHROMIUM if full or not HEADLESS_SHELL.exists() else HEADLESS_SHELL
+        server = self._running.get(executable)
+        if server is None or not server.running:
+            if server is not None:
+                self._stopped.append(server)
+            config = self._config_dir / f"{executable.name}.json"
+            config.write_text(
+                json.dumps({"executablePath": str(executable), "args": CHROMIUM_ARGS})
+            )
+            server = self._running[executable] = BrowserServer(config)
+        return server.endpoint
+
+    def stop(self) -> None:
+        for server in [*self._running.values(), *self._stopped]:
+            server.stop()
+
+
 @pytest.fixture(scope="session")
-def browser_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[BrowserServer]]:
-    """The worker's Chromium, started on first use, started again if it died."""
+def browser_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserServers]:
     if not CHROMIUM.exists():
         pytest.skip(
             "browser tests need Debian's Chromium at /usr/bin/chromium "
-            "(apt-get install -y --no-install-recommends chromium); CI installs it"
+            "(apt-get install -y --no-install-recommends chromium chromium-headless-shell); "
+            "CI installs it"
         )
-    config = tmp_path_factory.mktemp("chromium") / "launch.json"
-    config.write_text(json.dumps({"executablePath": str(CHROMIUM), "args": CHROMIUM_ARGS}))
-    started = [BrowserServer(config)]
-    yield started
-    for server in started:
-        server.stop()
+    servers = BrowserServers(tmp_path_factory.mktemp("chromium"))
+    yield servers
+    servers.stop()
 
 
 # Playwright's sync API is started per module, not per session: while it runs it keeps
@@ -92,13 +118,12 @@ def browser_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Br
 # runs after the browser modules.  Connecting to the worker's running Chromium is what
 # makes that cheap (about 1 s of CPU a module less than launching one).
 @pytest.fixture(scope="module")
-def browser(browser_server: list[BrowserServer]) -> Iterator[Any]:
+def browser(browser_servers: BrowserServers, request: pytest.FixtureRequest) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
-    if not browser_server[-1].running:
-        browser_server.append(BrowserServer(browser_server[0].config))
+    endpoint = browser_servers.endpoint(full=getattr(request.module, "FULL_BROWSER", False))
     with sync_playwright() as pw:
-        chromium = pw.chromium.connect(browser_server[-1].endpoint)
+        chromium = pw.chromium.connect(endpoint)
         try:
             yield chromium
         finally:

@@ -37,6 +37,11 @@ from client_helpers import (
 
 pytestmark = pytest.mark.browser
 
+# The headless shell answers "granted" to requestPermission() but keeps reading
+# Notification.permission as "denied" (it has nowhere to show one), so the switch would
+# never hold there; the whole browser behaves as a user's does.
+FULL_BROWSER = True
+
 SEED = 5
 
 OBSERVE_JS = """(() => {
