@@ -63,52 +63,78 @@ _LOG_TAIL_LINES = 40
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """How many workers ``-n auto`` (pyproject.toml's addopts) starts.
 
-    The whole suite (no paths given): one more than the cores, since its tests spend
+    The whole suite (no paths given): two more than the cores, since its tests spend
     much of their time waiting on a server, a bot's pause or Chromium, and the extra
-    worker fills that.  Named files or tests run in this process, at once, as a
-    developer or tests/mutants.py expects.  ``-n N`` or PYTEST_XDIST_AUTO_NUM_WORKERS
-    overrides both.  Session fixtures (the embedded Redis below) are per worker.
+    workers fill that (docs/performance.md, "The test suite").  Named files or tests
+    run in this process, at once, as a developer or tests/mutants.py expects.  ``-n N``
+    or PYTEST_XDIST_AUTO_NUM_WORKERS overrides both.  Session fixtures (the embedded
+    Redis below) are per worker.
     """
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None  # xdist's own hook reads it
     if config.args_source is not pytest.Config.ArgsSource.TESTPATHS:
         return 0
-    return (os.cpu_count() or 1) + 1
+    return (os.cpu_count() or 1) + 2
 
 
 # What a test weighs when the modules are ordered (``pytest_collection_modifyitems``):
-# a ``slow`` test (a SIGKILL series, a venv install, a long property sweep) runs for tens
-# of seconds, a browser test or one that starts servers for a few, most others for well
-# under one.
+# a ``slow`` test (a venv install, a long property sweep) or one that ``waits`` (a SIGKILL
+# series, a turn clock run out) takes tens of seconds, a browser test or one that starts
+# servers a few, most others well under one.
 _SLOW_WEIGHT = 60
 _SERVER_WEIGHT = 6
 
 
 def _weight(item: pytest.Item) -> int:
-    if item.get_closest_marker("slow") is not None:
+    if item.get_closest_marker("slow") or item.get_closest_marker("waits"):
         return _SLOW_WEIGHT
     if item.get_closest_marker("browser") is not None:
         return _SERVER_WEIGHT
     return _SERVER_WEIGHT if "server_process" in getattr(item, "fixturenames", ()) else 1
 
 
+# How far into the others' weight the modules that wait are spread: not into the last
+# part, where a long wait would be the suite's tail.
+_WAITS_SPREAD = 0.7
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The heaviest modules first, each module's tests in their own order.
+    """The heaviest modules first, and those that mostly wait spread among them; each
+    module's tests in their own order.
 
     xdist hands out whole modules (``--dist loadfile``) in collection order
     (``--no-loadscope-reorder``; its own order is by test count, which put the few
     but long SIGKILL and venv modules last, where they alone made the suite's tail).
-    Longest first keeps every worker busy to the end.  Every worker sorts alike (they
-    must collect alike); in one process the order only moves independent tests."""
+    Longest first keeps every worker busy to the end.  The waiting modules started
+    together left the cores half idle for a minute (docs/performance.md, "The test
+    suite"), so the first starts at once and the others follow at even steps of the
+    working modules' weight.  Every worker sorts alike (they must collect alike); in one
+    process the order only moves independent tests."""
 
     def module(item: pytest.Item) -> str:
         return item.nodeid.split("::", 1)[0]
 
     weights: dict[str, int] = {}
+    waiting: list[str] = []
     for item in items:
-        weights[module(item)] = weights.get(module(item), 0) + _weight(item)
-    seen = {name: i for i, name in enumerate(weights)}
-    items.sort(key=lambda item: (-weights[module(item)], seen[module(item)]))
+        name = module(item)
+        weights[name] = weights.get(name, 0) + _weight(item)
+        if item.get_closest_marker("waits") is not None and name not in waiting:
+            waiting.append(name)
+    heaviest = sorted(weights, key=lambda name: -weights[name])  # stable: ties keep order
+    waits = [name for name in heaviest if name in waiting]
+    working = [name for name in heaviest if name not in waiting]
+    step = _WAITS_SPREAD * sum(weights[name] for name in working) / max(len(waits), 1)
+    order: list[str] = []
+    done = 0.0
+    for name in working:
+        while waits and done >= step * (len(waiting) - len(waits)):
+            order.append(waits.pop(0))
+        order.append(name)
+        done += weights[name]
+    order += waits
+    rank = {name: i for i, name in enumerate(order)}
+    items.sort(key=lambda item: rank[module(item)])
 
 
 @pytest.fixture(scope="session")

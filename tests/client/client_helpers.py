@@ -278,8 +278,11 @@ class RawSeat:
     def __init__(self, live: Live, seat: Seat) -> None:
         from websockets.sync.client import connect
 
+        # No limit on the frames read ahead: a seat on auto or watched through a whole deal
+        # gets more than the default 16 before the test reads them, and a full queue stops
+        # the reader, so close() would wait out its 10 s for a closing frame it never reads.
         self._connection = connect(
-            live.url.replace("http", "ws") + "/ws", open_timeout=WAIT_MS / 1000
+            live.url.replace("http", "ws") + "/ws", open_timeout=WAIT_MS / 1000, max_queue=None
         )
         self.ws = self._connection.__enter__()
         self.ws.send(json.dumps({"type": "join", "table": seat.table, "token": seat.token}))

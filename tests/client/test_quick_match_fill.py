@@ -53,6 +53,7 @@ def snap(page: Any, shots: Path, name: str) -> None:
     page.set_viewport_size({"width": 390, "height": 844})
 
 
+@pytest.mark.waits
 def test_a_second_browser_takes_a_bot_seat_of_a_waiting_players_table_after_the_deal(
     fill_live: Live, new_page: Callable[..., Any], tmp_path: Path
 ) -> None:

@@ -52,7 +52,7 @@ def start_table(servers: list[ServerProcess], **fields: object) -> tuple[str, di
     return table["table"], {s["seat"]: s["token"] for s in table["seats"]}
 
 
-@pytest.mark.slow
+@pytest.mark.waits
 async def test_the_owner_killed_at_random_moments_loses_nothing(
     server_process: ServerFactory, sync_redis: redis.Redis
 ) -> None:

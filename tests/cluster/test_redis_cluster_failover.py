@@ -111,6 +111,7 @@ async def decided(seen: Seen, version: int) -> None:
     )
 
 
+@pytest.mark.waits
 async def test_no_action_a_player_was_told_of_is_lost_when_the_tables_primary_dies_again_and_again(
     cluster_group: RedisClusterGroup, server_process: ServerFactory
 ) -> None:

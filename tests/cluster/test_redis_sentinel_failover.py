@@ -94,6 +94,7 @@ async def primary_holds_a_write_the_replicas_lack(
         await asyncio.sleep(0.05)
 
 
+@pytest.mark.waits
 async def test_play_survives_the_redis_primary_killed_again_and_again(
     sentinel_group: SentinelGroup, server_process: ServerFactory
 ) -> None:

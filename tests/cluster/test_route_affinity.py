@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
 import redis
 import websockets
 from cluster_helpers import (
@@ -72,6 +73,7 @@ async def test_a_table_whose_sockets_all_come_from_another_process_moves_there_w
     assert not [e for p in players for e in p.errors if e["code"] != "stale_version"]
 
 
+@pytest.mark.waits
 async def test_a_table_with_a_socket_on_its_owner_stays_however_long_the_others_are_away(
     server_process: ServerFactory, sync_redis: redis.Redis
 ) -> None:

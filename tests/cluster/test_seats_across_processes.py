@@ -8,6 +8,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
+import pytest
 import redis
 import websockets
 from cluster_helpers import GUARD_SECONDS, create_table, health, owner_of
@@ -88,6 +89,7 @@ async def test_a_forwarded_spectator_sees_no_hand_and_a_revoked_invite_is_refuse
         await friend.close()
 
 
+@pytest.mark.waits
 async def test_the_turn_clock_runs_on_when_another_process_takes_the_table_over(
     server_process: ServerFactory, sync_redis: redis.Redis
 ) -> None:

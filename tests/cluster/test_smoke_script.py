@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
 from cluster_helpers import ADMIN_TOKEN, REPO_ROOT, free_port
 from test_deploy import nginx_dir, running_nginx
 
@@ -55,6 +56,7 @@ def test_the_smoke_script_kills_the_owner_and_sees_play_go_on_without_a_stall(
     assert found["owner killed"].split("-")[-2] == str(killed[0].pid)
 
 
+@pytest.mark.waits
 def test_the_smoke_script_fails_a_stack_whose_requests_stall(
     server_process: ServerFactory, nginx_dir: Path
 ) -> None:

@@ -143,6 +143,7 @@ async def test_a_stand_in_plays_for_a_human_who_left_and_they_play_again_on_retu
 # --- the clock across a SIGKILL -------------------------------------------------------
 
 
+@pytest.mark.waits
 async def test_the_turn_clock_survives_a_sigkill_restart_from_its_stored_deadline(
     server_process: Any, sync_redis: redis.Redis
 ) -> None:
