@@ -43,7 +43,10 @@ def test_the_smoke_script_kills_the_owner_and_sees_play_go_on_without_a_stall(
 ) -> None:
     servers = three(server_process)
     with running_nginx(nginx_dir, free_port(), servers) as base:
-        done = smoke(base, "--kill-cmd", "kill -9 {pid}")
+        # A stall is a request that meets a replica which answers nothing: it waits out
+        # nginx's proxy_read_timeout (30 s).  The script's default (2 s) is for a quiet
+        # stack; at load 15 a probe of this healthy one took 5 s (session 15).
+        done = smoke(base, "--kill-cmd", "kill -9 {pid}", "--stall", "30")
     assert done.returncode == 0, done.stdout + done.stderr
     found = figures(done.stdout)
     assert found["result"] == "ok"
