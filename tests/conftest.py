@@ -115,24 +115,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return item.nodeid.split("::", 1)[0]
 
     weights: dict[str, int] = {}
-    waiting: list[str] = []
+    waiting: set[str] = set()
     for item in items:
         name = module(item)
         weights[name] = weights.get(name, 0) + _weight(item)
-        if item.get_closest_marker("waits") is not None and name not in waiting:
-            waiting.append(name)
+        if item.get_closest_marker("waits") is not None:
+            waiting.add(name)
     heaviest = sorted(weights, key=lambda name: -weights[name])  # stable: ties keep order
     waits = [name for name in heaviest if name in waiting]
     working = [name for name in heaviest if name not in waiting]
     step = _WAITS_SPREAD * sum(weights[name] for name in working) / max(len(waits), 1)
     order: list[str] = []
-    done = 0.0
+    placed, done = 0, 0
     for name in working:
-        while waits and done >= step * (len(waiting) - len(waits)):
-            order.append(waits.pop(0))
+        while placed < len(waits) and done >= step * placed:
+            order.append(waits[placed])
+            placed += 1
         order.append(name)
         done += weights[name]
-    order += waits
+    order += waits[placed:]
     rank = {name: i for i, name in enumerate(order)}
     items.sort(key=lambda item: rank[module(item)])
 

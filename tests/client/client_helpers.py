@@ -13,7 +13,7 @@ from typing import Any
 # Debian's Chromium, in two builds of the same version.  The headless shell is the same
 # Blink (layout, script, fonts, screenshots) without the browser's own layers, which is
 # why Playwright makes it its default for headless runs: measured here, the browser
-# tests spend 0.68x the CPU in it (docs/performance.md, "The test suite").  The whole
+# tests spend 0.57-0.68x the CPU in it (docs/performance.md, "The test suite").  The whole
 # browser is kept for what only it does the way a user's browser does (FULL_BROWSER in
 # a module), and stands in for the shell where the shell is not installed.
 CHROMIUM = Path("/usr/bin/chromium")
