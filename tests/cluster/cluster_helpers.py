@@ -34,6 +34,7 @@ from tests.conftest import free_port
 __all__ = [
     "GUARD_SECONDS",
     "REPO_ROOT",
+    "SCRIPTED_PACE",
     "Ghost",
     "Player",
     "check_told_against_log",
@@ -53,6 +54,13 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 
 # Long enough for anything that is not hung: a guard, never a speed check.
 GUARD_SECONDS = 60.0
+
+# Flags for a server that ``Player``s play on.  A scripted player answers its turn
+# within a millisecond, so with a bot at 50 ms it sends 15-20 frames a second for as
+# long as a test plays: past the 10 a second (bursts of 20) a person's seat may
+# send, and a quiet machine then answers ``rate_limited`` a few seconds in.  The
+# tests of the limit itself (test_shared_budgets.py) set their own.
+SCRIPTED_PACE = ("--actions-per-second", "1000")
 
 
 def create_table(base_url: str, *, timeout: float = 10, **fields: Any) -> dict[str, Any]:

@@ -22,6 +22,7 @@ import yaml
 from cluster_helpers import (
     ADMIN_TOKEN,
     REPO_ROOT,
+    SCRIPTED_PACE,
     Player,
     check_told_against_log,
     create_table,
@@ -162,7 +163,7 @@ def open_game_sockets(server: ServerProcess) -> int:
 async def test_nginx_with_the_compose_config_sends_all_sockets_of_a_table_to_one_process(
     server_process: ServerFactory, sync_redis: redis.Redis, nginx_dir: Path
 ) -> None:
-    args = ["--trusted-proxies", "127.0.0.1/32", "--admin-token", ADMIN_TOKEN]
+    args = [*SCRIPTED_PACE, "--trusted-proxies", "127.0.0.1/32", "--admin-token", ADMIN_TOKEN]
     servers = [server_process(args=args) for _ in range(3)]
     port = free_port()
     with running_nginx(nginx_dir, port, servers) as base:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 import redis
 from cluster_helpers import (
+    SCRIPTED_PACE,
     Player,
     check_told_against_log,
     create_table,
@@ -56,7 +57,7 @@ def start_table(servers: list[ServerProcess], **fields: object) -> tuple[str, di
 async def test_the_owner_killed_at_random_moments_loses_nothing(
     server_process: ServerFactory, sync_redis: redis.Redis
 ) -> None:
-    servers = [server_process(args=["--lease-ttl", LEASE]) for _ in range(3)]
+    servers = [server_process(args=[*SCRIPTED_PACE, "--lease-ttl", LEASE]) for _ in range(3)]
     urls = [s.ws_url for s in servers]
     tid, tokens = start_table(servers, humans=1, bots=["easy", "normal"], bot_speed_ms=60, deals=10)
     human = Player(urls, tid, tokens[0], 0)
@@ -94,7 +95,7 @@ async def test_the_owner_killed_at_random_moments_loses_nothing(
 async def test_an_owner_stopped_past_its_lease_is_fenced_out_when_it_resumes(
     server_process: ServerFactory, sync_redis: redis.Redis
 ) -> None:
-    servers = [server_process(args=["--lease-ttl", LEASE]) for _ in range(2)]
+    servers = [server_process(args=[*SCRIPTED_PACE, "--lease-ttl", LEASE]) for _ in range(2)]
     stalled, survivor = servers
     tid, tokens = start_table(servers, humans=1, bots=["easy", "easy"], bot_speed_ms=200, deals=5)
     # A watcher on the owner-to-be first, then the playing human on the other process.
@@ -136,7 +137,7 @@ async def test_an_owner_stopped_past_its_lease_is_fenced_out_when_it_resumes(
 async def test_a_rolling_restart_shows_players_at_most_a_reconnect(
     server_process: ServerFactory, sync_redis: redis.Redis
 ) -> None:
-    servers = [server_process() for _ in range(3)]
+    servers = [server_process(args=SCRIPTED_PACE) for _ in range(3)]
     urls = [s.ws_url for s in servers]
     tid, tokens = start_table(servers, humans=2, bots=["easy"], bot_speed_ms=60, deals=10)
     players = [Player(urls, tid, tokens[0], 0), Player(urls[::-1], tid, tokens[1], 1)]

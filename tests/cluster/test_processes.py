@@ -10,6 +10,7 @@ import redis
 import websockets
 from cluster_helpers import (
     GUARD_SECONDS,
+    SCRIPTED_PACE,
     Player,
     check_told_against_log,
     create_table,
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 async def test_sockets_of_one_table_on_three_processes_play_one_game(
     server_process: ServerFactory, sync_redis: redis.Redis
 ) -> None:
-    servers = [server_process() for _ in range(3)]
+    servers = [server_process(args=SCRIPTED_PACE) for _ in range(3)]
     a, b, c = servers
     table = create_table(b.url, humans=2, bots=["easy"], bot_speed_ms=50, deals=5)
     tokens = {s["seat"]: s["token"] for s in table["seats"]}
@@ -62,7 +63,7 @@ async def test_sockets_of_one_table_on_three_processes_play_one_game(
 async def test_a_forwarded_frame_is_checked_as_strictly_as_a_local_one(
     server_process: ServerFactory,
 ) -> None:
-    owner, other = server_process(), server_process()
+    owner, other = server_process(args=SCRIPTED_PACE), server_process(args=SCRIPTED_PACE)
     table = create_table(owner.url, humans=2, bots=["easy"], bot_speed_ms=5000)
     tid, tokens = table["table"], [s["token"] for s in table["seats"]]
     async with (
@@ -103,7 +104,7 @@ async def next_of(ws: websockets.ClientConnection, kind: str) -> dict[str, objec
 async def test_invalid_utf8_on_a_forwarded_socket_is_refused_there_as_on_a_local_one(
     server_process: ServerFactory,
 ) -> None:
-    owner, other = server_process(), server_process()
+    owner, other = server_process(args=SCRIPTED_PACE), server_process(args=SCRIPTED_PACE)
     # Three people and no bot: nothing moves unless someone does.
     table = create_table(owner.url, humans=3, bots=[])
     tid, tokens = table["table"], [s["token"] for s in table["seats"]]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from cluster_helpers import (
+    SCRIPTED_PACE,
     Player,
     check_told_against_log,
     create_table,
@@ -45,9 +46,8 @@ def redis_cluster(tmp_path: Path) -> Iterator[str]:
 async def test_a_table_plays_through_a_three_master_redis_cluster(
     redis_cluster: str, server_process: ServerFactory
 ) -> None:
-    servers = [
-        server_process(redis_url=redis_cluster, args=["--lease-ttl", "1.5"]) for _ in range(2)
-    ]
+    args = [*SCRIPTED_PACE, "--lease-ttl", "1.5"]
+    servers = [server_process(redis_url=redis_cluster, args=args) for _ in range(2)]
     owner, other = servers
     cluster = RedisCluster.from_url(redis_cluster)
     try:

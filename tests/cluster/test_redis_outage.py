@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import redis
 from cluster_helpers import (
+    SCRIPTED_PACE,
     Player,
     check_told_against_log,
     create_table,
@@ -45,7 +46,8 @@ async def test_play_resumes_by_itself_once_redis_is_back(
     own = EmbeddedRedis(tmp_path / "redis")
     url = own.start()
     try:
-        servers = [server_process(redis_url=url, args=["--lease-ttl", "1.5"]) for _ in range(2)]
+        args = [*SCRIPTED_PACE, "--lease-ttl", "1.5"]
+        servers = [server_process(redis_url=url, args=args) for _ in range(2)]
         client = redis.Redis.from_url(url)
         table = create_table(
             servers[0].url, humans=1, bots=["easy", "easy"], bot_speed_ms=50, deals=10

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 import redis
-from cluster_helpers import Player, check_told_against_log, create_table, log_of
+from cluster_helpers import SCRIPTED_PACE, Player, check_told_against_log, create_table, log_of
 
 from bench.sentinel_group import SentinelGroup
 
@@ -102,8 +102,7 @@ async def test_play_survives_the_redis_primary_killed_again_and_again(
         redis_url=sentinel_group.url,
         args=[
             *("--redis-replica-acks", "2", "--redis-replica-ack-timeout", "1s"),
-            # The scripted players act at once, faster than a person may (rate_limited).
-            *("--actions-per-second", "1000"),
+            *SCRIPTED_PACE,
         ],
     )
     table = create_table(server.url, humans=2, bots=["easy"], bot_speed_ms=20, deals=10)

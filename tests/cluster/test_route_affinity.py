@@ -13,6 +13,7 @@ import redis
 import websockets
 from cluster_helpers import (
     ADMIN_TOKEN,
+    SCRIPTED_PACE,
     Player,
     check_told_against_log,
     create_table,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["nginx_dir"]  # the fixture, used below
 
 # Short, so the tests move on quickly; the rule is the same at the default 5 s.
-HANDOVER = ["--handover-after", "0.5"]
+HANDOVER = [*SCRIPTED_PACE, "--handover-after", "0.5"]
 
 
 async def own_by_joining(ws_url: str, table: str, token: str) -> None:
@@ -101,7 +102,7 @@ async def test_a_table_with_a_socket_on_its_owner_stays_however_long_the_others_
 async def test_behind_the_compose_proxy_every_socket_of_a_table_reaches_its_owner(
     server_process: ServerFactory, sync_redis: redis.Redis, nginx_dir: Path
 ) -> None:
-    args = ["--trusted-proxies", "127.0.0.1/32", "--admin-token", ADMIN_TOKEN]
+    args = [*SCRIPTED_PACE, "--trusted-proxies", "127.0.0.1/32", "--admin-token", ADMIN_TOKEN]
     servers = [server_process(args=args) for _ in range(3)]
     port = free_port()
     with running_nginx(nginx_dir, port, servers) as base:
@@ -175,7 +176,7 @@ async def test_a_handover_waits_for_the_requests_forwarded_before_the_yield(
 async def test_behind_the_proxy_a_dead_owners_table_moves_whole_to_the_next_process(
     server_process: ServerFactory, sync_redis: redis.Redis, nginx_dir: Path
 ) -> None:
-    args = ["--trusted-proxies", "127.0.0.1/32", "--admin-token", ADMIN_TOKEN]
+    args = [*SCRIPTED_PACE, "--trusted-proxies", "127.0.0.1/32", "--admin-token", ADMIN_TOKEN]
     servers = [server_process(args=[*args, "--lease-ttl", "1.5"]) for _ in range(3)]
     port = free_port()
     with running_nginx(nginx_dir, port, servers) as base:
