@@ -103,18 +103,25 @@ async def test_behind_the_compose_proxy_every_socket_of_a_table_reaches_its_owne
     server_process: ServerFactory, sync_redis: redis.Redis, nginx_dir: Path
 ) -> None:
     args = [*SCRIPTED_PACE, "--trusted-proxies", "127.0.0.1/32", "--admin-token", ADMIN_TOKEN]
-    servers = [server_process(args=args) for _ in range(3)]
+    servers = [server_process(args=[*args, "--tables-per-minute", "100"]) for _ in range(3)]
     port = free_port()
     with running_nginx(nginx_dir, port, servers) as base:
         players: list[Player] = []
         tables = []
-        for _ in range(4):
+        owners: set[str | None] = set()
+        # Four tables, and more until two processes own some: table ids are random, so
+        # four alone all hash to one of three processes once in 27 runs.  Past 24 tables
+        # (a chance of 3 in 3**24 for a working hash) the hash spreads nothing.
+        while len(tables) < 4 or (len(owners) < 2 and len(tables) < 24):
             # Created round robin; the first socket, through the hash, picks the owner.
             table = create_table(base, humans=2, bots=["easy"], bot_speed_ms=50, deals=5)
             tid = table["table"]
             ws = f"ws://127.0.0.1:{port}/ws?table={tid}"
+            await own_by_joining(ws, tid, table["seats"][0]["token"])
+            owners.add(owner_of(sync_redis, tid))
             tables.append(tid)
             players += [Player([ws], tid, s["token"], s["seat"]) for s in table["seats"]]
+        assert len(owners) >= 2, f"the hash sent all {len(tables)} tables to one process"
         for player in players:
             player.start()
         try:
