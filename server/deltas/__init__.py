@@ -34,12 +34,14 @@ from .digest import (
 from .mirror import Mirror
 from .ops import Op, PatchError, diff, patch
 from .wire import (
+    Seen,
     appended,
     compact,
     compact_events,
     compact_public,
     compact_seat,
     expand,
+    seen,
     whole_events,
 )
 
@@ -48,6 +50,7 @@ __all__ = [
     "Mirror",
     "Op",
     "PatchError",
+    "Seen",
     "appended",
     "canonical",
     "compact",
@@ -62,6 +65,7 @@ __all__ = [
     "picture_digest",
     "public_crc",
     "seat_digest",
+    "seen",
     "table_prefix",
     "view_ops",
     "whole_events",

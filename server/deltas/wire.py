@@ -47,12 +47,14 @@ __all__ = [
     "RESULT_FIELDS",
     "RULES_FIELDS",
     "SEAT_FIELDS",
+    "Seen",
     "appended",
     "compact",
     "compact_events",
     "compact_public",
     "compact_seat",
     "expand",
+    "seen",
     "whole_events",
 ]
 
@@ -121,15 +123,28 @@ def _table(moves: list[Move], trick: int, table: Move | None) -> int | None:
     raise ValueError("the table's move is not in the trick")
 
 
-def compact(view: SeatView | PublicView, before: tuple[Any, list[Any]] | None = None) -> list[Any]:
-    """``view``'s wire form.  ``before``: an earlier view and its wire form, whose moves
-    are reused when ``view``'s extend them (each move is made into its form once)."""
+# What a wire form was made from, as far as the next one reuses it: the view's moves,
+# its results and its rules.  Plain tuples of the engine's untracked structs: the
+# collector untracks them the first time it sees them, so a socket that keeps one until
+# its next frame costs no later collection (keeping the view would keep its lists).
+Seen = tuple[tuple[Move, ...], tuple[DealResult, ...], Rules]
+
+
+def seen(view: SeatView | PublicView) -> Seen:
+    """What ``view``'s wire form lends the next one (see ``compact``)."""
+    return tuple(view.moves), tuple(view.results), view.rules
+
+
+def compact(view: SeatView | PublicView, before: tuple[Seen, list[Any]] | None = None) -> list[Any]:
+    """``view``'s wire form.  ``before``: what an earlier wire form was made from
+    (``seen``) and that wire form, whose moves are reused when ``view``'s extend them
+    (each move is made into its form once)."""
     public = compact_public(view, before)
     return public + compact_seat(view) if isinstance(view, SeatView) else public
 
 
 def compact_public(
-    view: SeatView | PublicView, before: tuple[Any, list[Any]] | None = None
+    view: SeatView | PublicView, before: tuple[Seen, list[Any]] | None = None
 ) -> list[Any]:
     """The wire form of ``view``'s public fields (``PUBLIC_FIELDS``): a spectator's whole
     wire form, the first part of a seat's (``before`` as in ``compact``)."""
@@ -138,12 +153,12 @@ def compact_public(
     done_results: list[Any] = []
     rules: list[Any] | None = None
     if before is not None:
-        old, old_wire = before
-        if len(old.moves) <= len(moves) and moves[: len(old.moves)] == old.moves:
+        (old_moves, old_results, old_rules), old_wire = before
+        if len(old_moves) <= len(moves) and tuple(moves[: len(old_moves)]) == old_moves:
             done = old_wire[MOVES]
-        if len(old.results) <= len(results) and results[: len(old.results)] == old.results:
+        if len(old_results) <= len(results) and tuple(results[: len(old_results)]) == old_results:
             done_results = old_wire[RESULTS]
-        if old.rules is view.rules:
+        if old_rules is view.rules:
             rules = old_wire[RULES]
     wire_moves = done + [_move(m) for m in moves[len(done) :]] if done else list(map(_move, moves))
     wire_results = done_results + [list(astuple(r)) for r in results[len(done_results) :]]

@@ -15,6 +15,7 @@ from typing import Any
 from msgspec.structs import astuple
 
 from server import deltas
+from server.deltas import Seen
 from server.engine import PublicView, SeatView
 from server.protocol import DeltaMsg, PictureMsg, TableInfo, encode
 from server.rooms.updates import StateUpdate, TableSnapshot, WatchUpdate
@@ -25,20 +26,23 @@ __all__ = ["Feed", "frame_for"]
 
 
 class Feed:
-    """What one socket was last shown: its picture, the view it shows and its version.
+    """What one socket was last shown: its picture, what its view was made from and its
+    version.
 
     ``deltas``: the socket joined asking for deltas; otherwise every change is
     sent whole and nothing is kept.  Written only by ``frame``, in the order the
     socket's frames are queued (the order it receives them).
     """
 
-    __slots__ = ("deltas", "picture", "public", "version", "view")
+    __slots__ = ("deltas", "picture", "public", "seen", "version")
 
     def __init__(self, deltas: bool = False) -> None:
         self.deltas = deltas
-        # {"t": table info, "v": the view's wire form}, and the view it is of.
+        # {"t": table info, "v": the view's wire form}, and what the next wire form
+        # reuses of the view it is of (not the view: its lists would be kept until the
+        # next frame, for every collection meanwhile to scan).
         self.picture: dict[str, Any] | None = None
-        self.view: SeatView | PublicView | None = None
+        self.seen: Seen | None = None
         # The wire form's public fields (``_Public.wire``): whose ops are shared.
         self.public: list[Any] | None = None
         self.version = -1
@@ -89,12 +93,12 @@ class _Public:
 _PUBLIC_FIELDS = len(deltas.wire.PUBLIC_FIELDS)
 
 
-def _lent(feed: Feed) -> tuple[SeatView | PublicView, list[Any]] | None:
-    """The view ``feed`` last showed and its wire form, whose moves' wire forms the next
-    one reuses (None before its first picture)."""
-    if feed.view is None or feed.picture is None:
+def _lent(feed: Feed) -> tuple[Seen, list[Any]] | None:
+    """What the view ``feed`` last showed was made from, and its wire form, whose moves'
+    wire forms the next one reuses (None before its first picture)."""
+    if feed.seen is None or feed.picture is None:
         return None
-    return feed.view, feed.picture["v"]
+    return feed.seen, feed.picture["v"]
 
 
 def _public(update: StateUpdate | WatchUpdate, feed: Feed) -> _Public:
@@ -243,7 +247,8 @@ def frame_for(update: StateUpdate | WatchUpdate, feed: Feed) -> str | None:
     ``feed`` moved on to it."""
     shown, digest, shared = _picture(update, feed)
     base, base_version, base_public = feed.picture, feed.version, feed.public
-    feed.picture, feed.view, feed.version = shown, update.view, update.version
+    feed.picture, feed.version = shown, update.version
+    feed.seen = deltas.seen(update.view)
     feed.public = None if shared is None else shared.wire
     if base is None or update.full:
         return _picture_frame(update, shown, digest, shared)

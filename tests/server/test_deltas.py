@@ -24,6 +24,7 @@ from server.deltas import (
     digest_of,
     expand,
     patch,
+    seen,
 )
 from server.fairness import Reveal
 from server.rooms.updates import StateUpdate, TableSnapshot, WatchUpdate
@@ -258,7 +259,7 @@ def test_a_views_wire_form_expands_to_the_view_for_every_seat_at_every_step() ->
             views.append(engine.public_view(state))
             for who, view in enumerate(views):
                 wire = compact(view, before.get(who))
-                before[who] = (view, wire)
+                before[who] = (seen(view), wire)
                 assert expand(json.loads(msgspec.json.encode(wire))) == json.loads(
                     msgspec.json.encode(view)
                 )
