@@ -36,9 +36,16 @@ from hypothesis import HealthCheck, settings
 
 from server.redis_embedded import EmbeddedRedis
 
-__all__ = ["REPO_ROOT", "ServerFactory", "ServerLauncher", "ServerProcess"]
+__all__ = ["REPO_ROOT", "SCRIPTED_PACE", "ServerFactory", "ServerLauncher", "ServerProcess"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# Flags for a server that scripted seats play on.  A scripted seat answers its turn
+# within a millisecond, so with a bot at 50 ms it sends 15-20 frames a second for as
+# long as a test plays: past the 10 a second (bursts of 20) a person's seat may send,
+# and a quiet machine then answers ``rate_limited`` a few seconds in.  The tests of the
+# limit itself (test_limits.py, test_shared_budgets.py) set their own.
+SCRIPTED_PACE = ("--actions-per-second", "1000")
 
 
 def _keep_bytecode() -> None:

@@ -29,7 +29,7 @@ from websockets.exceptions import WebSocketException
 
 from server.cluster.bus import ToOwner, ToProcess, process_channel, table_channel
 from server.rooms.log import LogEntry, TableMeta, rebuild
-from tests.conftest import free_port
+from tests.conftest import SCRIPTED_PACE, free_port
 
 __all__ = [
     "GUARD_SECONDS",
@@ -54,13 +54,6 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 
 # Long enough for anything that is not hung: a guard, never a speed check.
 GUARD_SECONDS = 60.0
-
-# Flags for a server that ``Player``s play on.  A scripted player answers its turn
-# within a millisecond, so with a bot at 50 ms it sends 15-20 frames a second for as
-# long as a test plays: past the 10 a second (bursts of 20) a person's seat may
-# send, and a quiet machine then answers ``rate_limited`` a few seconds in.  The
-# tests of the limit itself (test_shared_budgets.py) set their own.
-SCRIPTED_PACE = ("--actions-per-second", "1000")
 
 
 def create_table(base_url: str, *, timeout: float = 10, **fields: Any) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 import redis
-from cluster_helpers import until
+from cluster_helpers import SCRIPTED_PACE, until
 from redis.asyncio.cluster import RedisCluster
 
 from bench.chaos import Audit, Seen, create_table, play
@@ -120,8 +120,7 @@ async def test_no_action_a_player_was_told_of_is_lost_when_the_tables_primary_di
         redis_url=group.url,
         args=[
             *("--redis-replica-acks", "1", "--redis-replica-ack-timeout", "1s"),
-            # The scripted player acts at once, faster than a person may (rate_limited).
-            *("--actions-per-second", "1000"),
+            *SCRIPTED_PACE,
         ],
     )
     # A table on the shard of the node the URL names: every other kill takes down the

@@ -16,11 +16,9 @@ from wire import RawWebSocket, http_json
 
 from server.protocol import CloseCode
 
-__all__ = ["FAST", "RecordingSeat", "create_and_play", "play_match", "run_verify"]
+__all__ = ["RecordingSeat", "create_and_play", "play_match", "run_verify"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-# These scripted seats act as fast as the bots answer, far above a person's pace.
-FAST = ["--actions-per-second", "1000"]
 # The pause before joining again after close 4503 (a backoff, not a wait for an event).
 RETRY_SECONDS = 0.2
 

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import redis
-from records import FAST, RecordingSeat, create_and_play, run_verify
+from records import RecordingSeat, create_and_play, run_verify
 from wire import RawWebSocket, http_json
 
 from server.fairness import commitment, dealt_hand
 from server.rooms.entropy import SERVER_FILLED
+from tests.conftest import SCRIPTED_PACE
 
 if TYPE_CHECKING:
     from conftest import ServerFactory, ServerProcess
@@ -32,7 +33,7 @@ def states(record: list[Frame]) -> list[Frame]:
 def test_each_deal_is_committed_before_play_and_the_seed_revealed_after_the_match(
     server_process: ServerFactory, tmp_path: Path
 ) -> None:
-    srv = server_process(args=FAST)
+    srv = server_process(args=SCRIPTED_PACE)
     record = create_and_play(srv.url, srv.port, random.Random(1), deals=5)
     frames = states(record)
     first = frames[0]["table"]["fairness"]
@@ -69,7 +70,7 @@ def test_a_server_that_deals_otherwise_than_committed_is_caught(
 ) -> None:
     """``seed``: deals after the first come from another seed than the one committed;
     ``ignore``: the players' seeds are taken and published but not mixed in."""
-    srv = server_process(args=FAST, env={"PYTHONPATH": str(CHEATS), "PDK_CHEAT": cheat})
+    srv = server_process(args=SCRIPTED_PACE, env={"PYTHONPATH": str(CHEATS), "PDK_CHEAT": cheat})
     record = create_and_play(srv.url, srv.port, random.Random(2), deals=5)
     assert states(record)[-1]["table"]["fairness"]["entropy"][1][0], "the seed was published"
     refused = run_verify(tmp_path, record)
@@ -117,7 +118,7 @@ def _friend_joins(srv: ServerProcess, seed: int, *, answers: bool) -> tuple[Fram
 def test_a_host_who_chose_the_seed_cannot_predict_a_friends_next_hand(
     server_process: ServerFactory,
 ) -> None:
-    srv = server_process(args=FAST)
+    srv = server_process(args=SCRIPTED_PACE)
     for seed, answers in ((31337, True), (4242, False)):
         first, prediction = _friend_joins(srv, seed, answers=answers)
         assert first["view"]["seat"] == 1
@@ -131,7 +132,7 @@ def test_a_host_who_chose_the_seed_cannot_predict_a_friends_next_hand(
 def test_a_silent_friends_slot_is_filled_with_a_server_secret_on_a_chosen_seed_table(
     server_process: ServerFactory, redis_url: str
 ) -> None:
-    srv = server_process(args=FAST)
+    srv = server_process(args=SCRIPTED_PACE)
     first, _ = _friend_joins(srv, 777, answers=False)
     client = redis.Redis.from_url(redis_url)
     entries = [json.loads(x) for x in client.lrange(f"pdk:{{{first['table']['id']}}}:log", 0, -1)]
@@ -146,7 +147,7 @@ def test_a_silent_friends_slot_is_filled_with_a_server_secret_on_a_chosen_seed_t
 def test_the_first_deal_mixes_the_seed_its_creator_sends_right_after_joining(
     server_process: ServerFactory, redis_url: str, tmp_path: Path
 ) -> None:
-    srv = server_process(args=FAST)
+    srv = server_process(args=SCRIPTED_PACE)
     record = create_and_play(srv.url, srv.port, random.Random(6), deals=5, sends_seeds=True)
     frames = states(record)
     # The seed went out right after the join, answering the create answer's commitment,
@@ -176,7 +177,7 @@ def test_the_first_deal_mixes_the_seed_its_creator_sends_right_after_joining(
 def test_a_server_that_ignores_the_creators_first_seed_is_caught(
     server_process: ServerFactory, tmp_path: Path
 ) -> None:
-    srv = server_process(args=FAST, env={"PYTHONPATH": str(CHEATS), "PDK_CHEAT": "ignore"})
+    srv = server_process(args=SCRIPTED_PACE, env={"PYTHONPATH": str(CHEATS), "PDK_CHEAT": "ignore"})
     record = create_and_play(srv.url, srv.port, random.Random(7), deals=1, sends_seeds=True)
     assert states(record)[-1]["table"]["fairness"]["entropy"][0][0], "the seed was published"
     refused = run_verify(tmp_path, record)
@@ -188,7 +189,7 @@ def test_a_script_that_sends_no_seeds_gets_its_first_deal_at_once(
     server_process: ServerFactory,
 ) -> None:
     # The longest wait there is: a table that waited would outlast the socket's timeout.
-    srv = server_process(args=[*FAST, "--entropy-wait-seconds", "30"])
+    srv = server_process(args=[*SCRIPTED_PACE, "--entropy-wait-seconds", "30"])
     status, table = http_json("POST", f"{srv.url}/api/tables", {"bot_speed_ms": 0})
     assert status == 201, table
     ws = RawWebSocket(srv.port)
@@ -203,7 +204,7 @@ def test_a_script_that_sends_no_seeds_gets_its_first_deal_at_once(
 def test_hostile_first_seeds_are_refused_with_reasons_and_the_deal_still_comes(
     server_process: ServerFactory,
 ) -> None:
-    srv = server_process(args=FAST)
+    srv = server_process(args=SCRIPTED_PACE)
     body = {"bot_speed_ms": 0, "sends_seeds": True}
     status, table = http_json("POST", f"{srv.url}/api/tables", body)
     assert status == 201, table

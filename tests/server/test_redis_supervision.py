@@ -21,6 +21,8 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 from wire import http_json
 
+from tests.conftest import SCRIPTED_PACE
+
 if TYPE_CHECKING:
     from conftest import ServerFactory, ServerProcess
 
@@ -94,8 +96,7 @@ def test_killing_the_embedded_redis_mid_game_loses_nothing_and_the_game_goes_on(
     server_process: ServerFactory, tmp_path: Path
 ) -> None:
     data_dir = tmp_path / "data"
-    # The scripted player acts as fast as the bots answer, far above a person's pace.
-    srv = server_process(embedded=True, data_dir=data_dir, args=["--actions-per-second", "1000"])
+    srv = server_process(embedded=True, data_dir=data_dir, args=SCRIPTED_PACE)
     status, table = http_json("POST", f"{srv.url}/api/tables", {"seed": 4, "bot_speed_ms": 0})
     assert status == 201
     player = Player(srv, table["table"], table["seats"][0]["token"])

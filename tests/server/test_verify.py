@@ -10,10 +10,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from records import FAST, create_and_play, run_verify
+from records import create_and_play, run_verify
 
 from server.fairness import dealt_hand
 from server.verify import ProblemCode
+from tests.conftest import SCRIPTED_PACE
 
 if TYPE_CHECKING:
     from conftest import ServerFactory
@@ -144,7 +145,7 @@ TAMPERINGS: dict[Callable[[Record], None], ProblemCode] = {
 def test_a_real_record_passes_and_each_tampered_copy_fails_with_its_reason(
     server_process: ServerFactory, tmp_path: Path
 ) -> None:
-    srv = server_process(args=FAST)
+    srv = server_process(args=SCRIPTED_PACE)
     # Its creator's client sends seeds, the first deal's right after its join.
     record = create_and_play(srv.url, srv.port, random.Random(7), deals=5, sends_seeds=True)
     honest = run_verify(tmp_path, record)
