@@ -80,8 +80,10 @@ class Front:
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError((self.home / "caddy.log").read_text())
             if self.root.exists():
-                context = ssl.create_default_context(cafile=str(self.root))
+                # Read while Caddy is still writing it, the root file holds no certificate
+                # yet (ssl.SSLError, an OSError): not ready, like a refused connection.
                 with contextlib.suppress(OSError):
+                    context = ssl.create_default_context(cafile=str(self.root))
                     self.get(context, "/healthz")
                     return context
             time.sleep(0.1)
