@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from client_helpers import CHROMIUM, CHROMIUM_ARGS, HEADLESS_SHELL, WAIT_MS, Live
+from page_pool import PagePool
 
 from server.redis_embedded import EmbeddedRedis
 from tests.conftest import ServerLauncher
@@ -197,9 +198,21 @@ def own_live(server_process: Callable[..., Any]) -> Live:
     return Live(url=process.url, process=process)
 
 
+@pytest.fixture(scope="module")
+def page_pool(browser: Any) -> Iterator[PagePool]:
+    """The module's pages, kept from one test to the next (tests/client/page_pool.py)."""
+    pool = PagePool(browser, WAIT_MS)
+    yield pool
+    pool.close()
+
+
 @pytest.fixture
-def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
-    """Factory: a page in a fresh browser context (own localStorage), errors collected.
+def new_page(page_pool: PagePool) -> Iterator[Callable[..., Any]]:
+    """Factory: a page that looks to its test like one in a fresh browser context (own
+    storage, no history), errors collected.  It is a page an earlier test of the module
+    left, wiped, when one with the same locale and first settings is free: a fresh
+    context costs twice the CPU (tests/client/page_pool.py says what is wiped, and why
+    a page whose test touched its context, clock, routes or listeners is not kept).
 
     Any uncaught page error fails the test at teardown.  Auto-pass starts off (unless
     ``auto_pass``) so a test that passes by hand is not raced by the automatic pass, and
@@ -208,8 +221,9 @@ def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
     The service worker (client/sw.js) is blocked unless ``service_worker``: installing
     it fetches and stores the whole client again in every fresh context, a fifth of a
     page load's CPU, and only the tests of the worker and of going offline are about it.
+    A page with the service worker is never kept.
     """
-    contexts: list[Any] = []
+    pages: list[Any] = []
     errors: list[str] = []
 
     def make(
@@ -222,30 +236,34 @@ def new_page(browser: Any) -> Iterator[Callable[..., Any]]:
         tour: bool = False,
         service_worker: bool = False,
     ) -> Any:
-        context = browser.new_context(
-            viewport={"width": width, "height": height},
-            locale=locale,
-            reduced_motion=reduced_motion,
-            service_workers="allow" if service_worker else "block",
-        )
-        contexts.append(context)
         first = {
             **({} if auto_pass else {"autoPass": False}),
             **({} if smart_select else {"smartSelect": False}),
             **({} if tour else {"tourSeen": True}),
         }
-        if first:
-            context.add_init_script(
-                "try { if (!localStorage.getItem('pdk.settings'))"
-                f" localStorage.setItem('pdk.settings', JSON.stringify({json.dumps(first)}));"
-                " } catch (e) { /* about:blank has no storage */ }"
-            )
-        page = context.new_page()
-        page.set_default_timeout(WAIT_MS)
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        init_script = (
+            "try { if (!localStorage.getItem('pdk.settings'))"
+            f" localStorage.setItem('pdk.settings', JSON.stringify({json.dumps(first)}));"
+            " } catch (e) { /* about:blank has no storage */ }"
+            if first
+            else None
+        )
+        page = page_pool.take(
+            errors=errors,
+            width=width,
+            height=height,
+            reduced_motion=reduced_motion,
+            context_options={
+                "locale": locale,
+                "service_workers": "allow" if service_worker else "block",
+            },
+            init_script=init_script,
+            keep=not service_worker,
+        )
+        pages.append(page)
         return page
 
     yield make
-    for context in contexts:
-        context.close()
+    for page in pages:
+        page_pool.give_back(page)
     assert not errors, f"uncaught errors in the page: {errors}"
