@@ -12,12 +12,9 @@ on unless a test asks otherwise, so nothing waits for an animation.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
-import os
-import signal
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,105 +27,95 @@ from server.redis_embedded import EmbeddedRedis
 from tests.conftest import ServerLauncher
 
 
-class BrowserServer:
-    """One Chromium build, launched once per worker by Playwright's own ``launch-server``
-    (the same flags as ``launch``), that browser modules connect to."""
+class Browsers:
+    """The worker's Playwright driver and Chromium builds, with a page pool each: the
+    headless shell for most modules, the whole Chromium for a module that sets
+    ``FULL_BROWSER = True``; each started on first use (a worker that never needs the
+    whole browser never starts it) and again if it died.
 
-    def __init__(self, config: Path) -> None:
-        # Playwright's public command line, in a session of its own: ``python -m
-        # playwright`` runs the driver as its child, so stop() signals the whole group
-        # and neither the driver nor Chromium outlives the worker.
-        self.config = config
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "playwright", "launch-server", "--browser", "chromium",
-             "--config", str(config)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )  # fmt: skip
-        assert self._proc.stdout is not None
-        self.endpoint = self._proc.stdout.readline().strip()
-        if not self.endpoint.startswith("ws://"):
-            self.stop()
-            raise RuntimeError(f"Playwright's browser server did not start: {self.endpoint!r}")
+    Playwright's sync API keeps its event loop marked as the thread's running loop
+    between calls, which would make every asyncio test the worker runs after a browser
+    module refuse to start its own loop.  So the mark is Playwright's only while a
+    browser module runs (``enter``/``leave``), and cleared otherwise; Playwright's loop
+    itself is suspended in its driver fiber meanwhile, and nothing runs on it.  Keeping
+    one driver and one Chromium connection for the whole worker saves the driver's
+    start and a connection per module, and lets pages go from one module to the next
+    (``PagePool``)."""
 
-    def _signal(self, sig: signal.Signals) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self._proc.pid, sig)
+    def __init__(self) -> None:
+        self._playwright: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._running: dict[Path, tuple[Any, PagePool]] = {}
 
-    @property
-    def running(self) -> bool:
-        return self._proc.poll() is None
+    def enter(self) -> None:
+        if self._playwright is None:
+            from playwright.sync_api import sync_playwright
 
-    def stop(self) -> None:
-        # On SIGTERM the driver closes Chromium, then exits.
-        self._signal(signal.SIGTERM)
-        try:
-            self._proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self._signal(signal.SIGKILL)
-            self._proc.wait()
-        if self._proc.stdout is not None:
-            self._proc.stdout.close()
+            self._playwright = sync_playwright().start()
+            self._loop = asyncio.get_running_loop()
+        else:
+            asyncio._set_running_loop(self._loop)
 
+    def leave(self) -> None:
+        asyncio._set_running_loop(None)
 
-class BrowserServers:
-    """The worker's browsers: the headless shell for most modules, the whole Chromium for
-    a module that sets ``FULL_BROWSER = True``; each started on first use (a worker that
-    never needs the whole browser never starts it) and again if it died."""
-
-    def __init__(self, config_dir: Path) -> None:
-        self._config_dir = config_dir
-        self._running: dict[Path, BrowserServer] = {}
-        self._stopped: list[BrowserServer] = []
-
-    def endpoint(self, *, full: bool) -> str:
+    def get(self, *, full: bool) -> tuple[Any, PagePool]:
+        """The browser and its pool, for a module that is between enter and leave."""
         executable = CHROMIUM if full or not HEADLESS_SHELL.exists() else HEADLESS_SHELL
-        server = self._running.get(executable)
-        if server is None or not server.running:
-            if server is not None:
-                self._stopped.append(server)
-            config = self._config_dir / f"{executable.name}.json"
-            config.write_text(
-                json.dumps({"executablePath": str(executable), "args": CHROMIUM_ARGS})
+        running = self._running.get(executable)
+        if running is None or not running[0].is_connected():
+            browser = self._playwright.chromium.launch(
+                executable_path=str(executable), args=CHROMIUM_ARGS
             )
-            server = self._running[executable] = BrowserServer(config)
-        return server.endpoint
+            running = self._running[executable] = (browser, PagePool(browser, WAIT_MS))
+        return running
 
     def stop(self) -> None:
-        for server in [*self._running.values(), *self._stopped]:
-            server.stop()
+        if self._playwright is None:
+            return
+        self.enter()
+        for browser, pool in self._running.values():
+            pool.close()
+            with contextlib.suppress(Exception):
+                browser.close()
+        self._playwright.stop()
+        self.leave()
 
 
 @pytest.fixture(scope="session")
-def browser_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserServers]:
+def browsers() -> Iterator[Browsers]:
     if not CHROMIUM.exists():
         pytest.skip(
             "browser tests need Debian's Chromium at /usr/bin/chromium "
             "(apt-get install -y --no-install-recommends chromium chromium-headless-shell); "
             "CI installs it"
         )
-    servers = BrowserServers(tmp_path_factory.mktemp("chromium"))
-    yield servers
-    servers.stop()
+    browsers = Browsers()
+    yield browsers
+    browsers.stop()
 
 
-# Playwright's sync API is started per module, not per session: while it runs it keeps
-# its event loop marked as running, which would break every asyncio test that the worker
-# runs after the browser modules.  Connecting to the worker's running Chromium is what
-# makes that cheap (about 1 s of CPU a module less than launching one).
 @pytest.fixture(scope="module")
-def browser(browser_servers: BrowserServers, request: pytest.FixtureRequest) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
+def browser_and_pool(
+    browsers: Browsers, request: pytest.FixtureRequest
+) -> Iterator[tuple[Any, PagePool]]:
+    browsers.enter()
+    try:
+        yield browsers.get(full=getattr(request.module, "FULL_BROWSER", False))
+    finally:
+        browsers.leave()
 
-    endpoint = browser_servers.endpoint(full=getattr(request.module, "FULL_BROWSER", False))
-    with sync_playwright() as pw:
-        chromium = pw.chromium.connect(endpoint)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+
+@pytest.fixture(scope="module")
+def browser(browser_and_pool: tuple[Any, PagePool]) -> Any:
+    return browser_and_pool[0]
+
+
+@pytest.fixture(scope="module")
+def page_pool(browser_and_pool: tuple[Any, PagePool]) -> PagePool:
+    """The worker's pages of this module's browser, kept from one test to the next
+    (tests/client/page_pool.py)."""
+    return browser_and_pool[1]
 
 
 # Fixed seeds on tables with several people (a test plays the other seats) are refused
@@ -198,18 +185,10 @@ def own_live(server_process: Callable[..., Any]) -> Live:
     return Live(url=process.url, process=process)
 
 
-@pytest.fixture(scope="module")
-def page_pool(browser: Any) -> Iterator[PagePool]:
-    """The module's pages, kept from one test to the next (tests/client/page_pool.py)."""
-    pool = PagePool(browser, WAIT_MS)
-    yield pool
-    pool.close()
-
-
 @pytest.fixture
 def new_page(page_pool: PagePool) -> Iterator[Callable[..., Any]]:
     """Factory: a page that looks to its test like one in a fresh browser context (own
-    storage, no history), errors collected.  It is a page an earlier test of the module
+    storage, no history), errors collected.  It is a page an earlier test of the worker
     left, wiped, when one with the same locale and first settings is free: a fresh
     context costs twice the CPU (tests/client/page_pool.py says what is wiped, and why
     a page whose test touched its context, clock, routes or listeners is not kept).

@@ -1,10 +1,12 @@
-"""A module's browser pages, kept from one test to the next (``new_page`` in conftest.py).
+"""A worker's browser pages, kept from one test to the next (``new_page`` in conftest.py).
 
 A page in a fresh browser context costs about 0.7 s of CPU: a renderer process started,
 every client file fetched from the server and compiled.  The same page sent on to the
 next test's table costs about half (docs/performance.md, "Session 17").  So a page its
-test is done with goes back to its module's pool, wiped, and the next test that asks for
-a page with the same context options (locale, first settings) is given it.
+test is done with goes back to the pool of its browser (one per Chromium build and
+xdist worker, tests/client/conftest.py), wiped, and the next test that asks for a page
+with the same context options (locale, first settings) is given it, in whichever
+module of the worker it is.
 
 What a test can leave in a page, and what is done about it:
 
@@ -121,7 +123,7 @@ class _Kept:
 
 
 class PagePool:
-    """The pages of one module's browser, by context options."""
+    """The pages of one browser, by context options."""
 
     def __init__(self, browser: Any, timeout_ms: float) -> None:
         self._browser = browser
