@@ -123,11 +123,6 @@ TOUR_SEEN_JS = (
 )
 
 
-def record_sent_frames(page: Any) -> None:
-    """Record what the page sends from its next load on (``sent_types`` reads it)."""
-    page.context.add_init_script(RECORD_SENT_JS)
-
-
 def sent_types(page: Any) -> list[str]:
     """The ``type`` of every frame sent since the page loaded, pings left out."""
     types: list[str] = page.evaluate(

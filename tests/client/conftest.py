@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import CHROMIUM, CHROMIUM_ARGS, HEADLESS_SHELL, WAIT_MS, Live
+from client_helpers import CHROMIUM, CHROMIUM_ARGS, HEADLESS_SHELL, RECORD_SENT_JS, WAIT_MS, Live
 from page_pool import PagePool
 
 from server.redis_embedded import EmbeddedRedis
@@ -200,7 +200,8 @@ def new_page(page_pool: PagePool) -> Iterator[Callable[..., Any]]:
     The service worker (client/sw.js) is blocked unless ``service_worker``: installing
     it fetches and stores the whole client again in every fresh context, a fifth of a
     page load's CPU, and only the tests of the worker and of going offline are about it.
-    A page with the service worker is never kept.
+    A page with the service worker is never kept.  ``record_sent`` records every frame
+    the page sends (``RECORD_SENT_JS``; ``sent_types`` reads it) from its first load on.
     """
     pages: list[Any] = []
     errors: list[str] = []
@@ -214,19 +215,21 @@ def new_page(page_pool: PagePool) -> Iterator[Callable[..., Any]]:
         smart_select: bool = False,
         tour: bool = False,
         service_worker: bool = False,
+        record_sent: bool = False,
     ) -> Any:
         first = {
             **({} if auto_pass else {"autoPass": False}),
             **({} if smart_select else {"smartSelect": False}),
             **({} if tour else {"tourSeen": True}),
         }
-        init_script = (
-            "try { if (!localStorage.getItem('pdk.settings'))"
-            f" localStorage.setItem('pdk.settings', JSON.stringify({json.dumps(first)}));"
-            " } catch (e) { /* about:blank has no storage */ }"
-            if first
-            else None
-        )
+        scripts = [RECORD_SENT_JS] if record_sent else []
+        if first:
+            scripts.append(
+                "try { if (!localStorage.getItem('pdk.settings'))"
+                f" localStorage.setItem('pdk.settings', JSON.stringify({json.dumps(first)}));"
+                " } catch (e) { /* about:blank has no storage */ }"
+            )
+        init_script = ";\n".join(scripts) or None
         page = page_pool.take(
             errors=errors,
             width=width,

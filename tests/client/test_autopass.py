@@ -12,7 +12,6 @@ from client_helpers import (
     LANGUAGES,
     LOCALES,
     Live,
-    record_sent_frames,
     sent_types,
     shot_dir,
     state,
@@ -97,11 +96,10 @@ def test_with_auto_pass_off_the_turn_waits_for_the_player(
     live: Live, new_page: Callable[..., Any]
 ) -> None:
     (seat,) = live.create_table(seed=SEED, bot_speed_ms=0)
-    page = new_page(auto_pass=True)
+    page = new_page(auto_pass=True, record_sent=True)
     # The page's timers run on a clock the test can move: the pause is run through at
     # once, not waited out.
     page.clock.install()
-    record_sent_frames(page)
     page.goto(live.seat_url(seat))
     wait_joined(page)
     page.click("#btn-settings")

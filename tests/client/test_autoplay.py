@@ -15,7 +15,6 @@ from client_helpers import (
     SIZES,
     Live,
     RawSeat,
-    record_sent_frames,
     sent_types,
     shot_dir,
     strings,
@@ -53,8 +52,7 @@ def test_the_switch_hands_my_turns_to_the_stand_in_until_i_tap_it_again(
     width, height = SIZES[size]
     # At the table's pace the deal is still on when we look; a finished one is handled too.
     (seat,) = live.create_table(seed=11, bot_speed_ms=800, deals=5)
-    page = new_page(width=width, height=height)
-    record_sent_frames(page)
+    page = new_page(width=width, height=height, record_sent=True)
     page.goto(live.seat_url(seat))
     first = wait_joined(page)
     assert page.evaluate(SWITCH_FITS_JS) == []

@@ -16,7 +16,6 @@ from client_helpers import (
     Live,
     open_seat_page,
     play_to_result,
-    record_sent_frames,
     state,
     wait_joined,
 )
@@ -53,8 +52,7 @@ def test_the_browser_answers_each_upcoming_commitment_with_a_seed_the_next_deal_
 def test_a_table_the_browser_opens_is_first_dealt_with_the_seed_it_sends_after_joining(
     live: Live, new_page: Callable[..., Any]
 ) -> None:
-    page = new_page()
-    record_sent_frames(page)
+    page = new_page(record_sent=True)
     page.goto(live.url + "/")
     joined = wait_joined(page)
     sent = page.evaluate("() => window.sentFrames.filter(f => f.type !== 'ping')")

@@ -12,7 +12,6 @@ from client_helpers import (
     LOCALES,
     Live,
     find_seed,
-    record_sent_frames,
     sent_types,
     shot_dir,
     state,
@@ -35,7 +34,7 @@ def test_a_name_set_in_the_settings_is_what_the_other_seat_sees(
     live: Live, new_page: Callable[..., Any]
 ) -> None:
     host_seat, guest_seat = live.create_table(seed=3, humans=2, bots=["normal"])
-    host = new_page()
+    host = new_page(record_sent=True)
     host.goto(live.seat_url(host_seat))
     wait_joined(host)
     guest = new_page()
@@ -53,7 +52,6 @@ def test_a_name_set_in_the_settings_is_what_the_other_seat_sees(
     # until a human acts (reading it before the bot's pause ended was a race).
     host.wait_for_function("() => pdk.state().version >= 1")
     version = state(host)["version"]
-    record_sent_frames(host)
     host.reload()
     wait_joined(host)
     # The name is compared while the first state is drawn: a rename sent again would be
@@ -69,8 +67,7 @@ def test_a_name_with_markup_is_explained_and_never_sent(
     lang: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
 ) -> None:
     (seat,) = live.create_table(seed=3, bot_speed_ms=0)
-    page = new_page(locale=LOCALES[lang])
-    record_sent_frames(page)
+    page = new_page(locale=LOCALES[lang], record_sent=True)
     page.goto(live.seat_url(seat))
     wait_joined(page)
     table = strings(lang)
@@ -105,7 +102,7 @@ def test_renaming_twice_during_your_own_lead_shows_the_second_name(
     second new name must be sent (and shown) all the same."""
     seed, _ = find_seed("classic", host_leads)
     host_seat, guest_seat = live.create_table(seed=seed, humans=2, bots=["normal"])
-    host = new_page()
+    host = new_page(record_sent=True)
     host.goto(live.seat_url(host_seat))
     first = wait_joined(host)
     assert first["view"]["turn"] == 0
@@ -125,8 +122,7 @@ def test_a_name_only_the_server_refuses_shows_its_reason_and_is_not_sent_again(
     """The client does not restate the server's rules (look-alikes of the bots' names by
     confusable skeleton, marks without a letter): it sends the name and shows the refusal."""
     (seat,) = live.create_table(seed=3, bot_speed_ms=0)
-    page = new_page()
-    record_sent_frames(page)
+    page = new_page(record_sent=True)
     page.goto(live.seat_url(seat))
     wait_joined(page)
     set_name(page, "\u0410nna")  # a Cyrillic A: looks like the bot Anna
