@@ -75,7 +75,8 @@ def frames(rng: random.Random) -> Iterator[str | bytes]:
 
 
 def leaked_cards(frame: dict[str, Any]) -> set[str]:
-    """Cards in a ``state`` frame that are neither the seat's own nor already played."""
+    """Cards in a ``state`` frame that are neither the seat's own nor already played
+    (nor, once the deal is over, revealed)."""
     if frame.get("type") != "state":
         return set()
     view = frame["view"]
@@ -86,6 +87,11 @@ def leaked_cards(frame: dict[str, Any]) -> set[str]:
         known.update(event.get("cards") or [])
     # The rules name the ace taken out of the deck: public, and held by nobody.
     known.add(view["rules"]["removed_ace"])
+    # Once the deal is over the hands left are shown to every seat (the view's
+    # ``revealed``): a fuzzing run long enough for the deal to end sees them.
+    if view.get("result") is not None:
+        for cards in view.get("revealed") or []:
+            known.update(cards)
     return _cards(frame) - known
 
 

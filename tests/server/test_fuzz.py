@@ -121,3 +121,15 @@ def test_the_leak_check_sees_a_card_that_is_neither_held_nor_played() -> None:
     assert leaked_cards(frame) == set()
     frame["view"]["counter"] = {"4D": 1}
     assert leaked_cards(frame) == {"4D"}
+
+
+def test_the_leak_check_counts_revealed_hands_as_known_only_once_the_deal_is_over() -> None:
+    view = {"hand": ["3S"], "moves": [], "trick": [], "table": None, "rules": {"removed_ace": "AS"}}
+    during = {
+        "type": "state",
+        "events": [],
+        "view": {**view, "result": None, "revealed": [[], ["4D"], []]},
+    }
+    assert leaked_cards(during) == {"4D"}
+    over = {**during, "view": {**during["view"], "result": {"winner": 1}}}
+    assert leaked_cards(over) == set()
