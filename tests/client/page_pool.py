@@ -113,6 +113,8 @@ class _Kept:
     context: Any
     key: str
     devtools: Any
+    # False for a page its test asked not to be kept (the service worker's): closed after.
+    keep: bool = True
     origins: set[str] = field(default_factory=set)
     # The taking test's list of uncaught page errors (swapped per test).
     errors: list[str] = field(default_factory=list)
@@ -156,8 +158,7 @@ class PagePool:
             page = kept.page
         Page.emulate_media(page, reduced_motion=reduced_motion)  # type: ignore[arg-type]
         kept.errors = errors
-        if not keep:
-            kept.key = ""  # never pooled: closed when its test is done
+        kept.keep = keep
         self._lent[id(page)] = kept
         return page
 
@@ -192,12 +193,12 @@ class PagePool:
         """``page``'s test is done with it: wiped and kept, or closed with its context
         if its test touched what cannot be wiped (or the wiping fails)."""
         kept = self._lent.pop(id(page))
-        if not kept.key or page.tainted or page.is_closed():
+        if not kept.keep or page.tainted or page.is_closed():
             kept.close()
             return
         try:
-            # Leaving the origin leaves its session storage behind too (the test of
-            # the pool checks it); the rest of its storage is the browser profile's.
+            # Leaving the origin discards its session storage (the test of the pool
+            # checks it); the rest of its storage belongs to the context and is cleared.
             page.goto("about:blank")
             for origin in kept.origins:
                 kept.devtools.send(
