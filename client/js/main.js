@@ -62,7 +62,7 @@ import { applyCardDisplay } from "./display.js";
 import { Tour } from "./tour.js";
 import { initLobby, showRatingChange } from "./lobby.js";
 import { bindNarration, narrate, toast } from "./narrate.js";
-import { cue, played, setSound } from "./sound.js";
+import { audioState, cue, played, setSound } from "./sound.js";
 import { clearSession, loadSession, saveSession, saveSettings, sessionFromHash } from "./store.js";
 
 bindNarration({ announcer: els.announcer, toast: els.toast });
@@ -600,6 +600,8 @@ Object.defineProperty(window, "pdk", {
     state: () => ({ version: app.version, view: app.view, table: app.table, net: app.net.state, lang: language() }),
     // The cues played so far (names), to check the sound setting is honoured.
     sounds: () => [...played()],
+    // The audio context: "running" while cues ring, "suspended" once they are over.
+    audio: () => audioState(),
     // The celebrations shown so far ({kind, seats, text}), newest last.
     celebrations: () => celebration.log.map((c) => ({ ...c })),
   }),

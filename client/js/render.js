@@ -21,6 +21,17 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+/** Put `nodes` in `el` unless it holds the same already (tags, attributes and text, as
+ * `isEqualNode` compares them).  The live parts of the page are drawn again with every
+ * state; a button replaced while a finger presses it takes the release on a node the
+ * press never touched, and the browser sends no click.  Handlers are not compared, so
+ * whatever a handler acts on must show in the node (an attribute or its text). */
+export function redraw(el, ...nodes) {
+  const old = el.childNodes;
+  if (old.length === nodes.length && nodes.every((n, i) => n.isEqualNode(old[i]))) return;
+  el.replaceChildren(...nodes);
+}
+
 /** Where each seat sits on screen: you at the bottom, next in turn on the right. */
 export function placement(me) {
   return { me, right: (me + 1) % 3, left: (me + 2) % 3 };

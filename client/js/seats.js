@@ -4,7 +4,7 @@
 
 import { EMOTE_ART, emoteSvg } from "./emote_art.js";
 import { t } from "./i18n.js";
-import { h, seatInfo, seatName } from "./render.js";
+import { h, redraw, seatInfo, seatName } from "./render.js";
 
 export const HOST_SEAT = 0;
 // The server's fixed set (server/rooms/emotes.py); anything else is refused.  Each is drawn
@@ -95,7 +95,8 @@ export function renderAutoBanner(el, { table, view, onBack }) {
   el.hidden = !show;
   if (!show) return;
   const info = seatInfo(table, view.seat);
-  el.replaceChildren(
+  redraw(
+    el,
     h("span", { text: t(info.on_auto ? "auto.onAuto" : "auto.stoodIn") }),
     h("button", { type: "button", class: "btn btn-play", id: "btn-back", onclick: onBack, text: t("auto.back") }),
   );
@@ -162,7 +163,7 @@ export function renderHostPanel(el, { table, view, links, send, confirm, copy })
     links.watch ? linkRow(links.watch, t("host.watch"), copy) : null,
     h("div", { class: "host-actions" }, h("button", { type: "button", class: "btn", "data-action": "watch_link", onclick: () => send({ type: "watch_link" }), text: t(links.watch ? "host.newWatch" : "host.makeWatch") })),
   );
-  el.replaceChildren(...rows, watch);
+  redraw(el, ...rows, watch);
 }
 
 function linkRow(path, label, copy) {

@@ -2,7 +2,7 @@
 // match length, players, bot levels) are staged and only take effect by opening a new
 // table, after a confirmation, since the server fixes them when the table is created.
 
-import { LANGUAGES, t } from "./i18n.js";
+import { LANGUAGES, language, t } from "./i18n.js";
 import { checkName } from "./names.js";
 import { $, h } from "./render.js";
 
@@ -55,7 +55,15 @@ export class SettingsSheet {
   sync(settings, speedMs) {
     this.settings = settings;
     if (speedMs !== undefined) this.currentSpeed = speedMs;
-    if (this.dialog.open) this.render();
+    // Every state comes through here.  Redrawing for nothing would replace the control
+    // under a finger: a press on the old node and a release on its replacement make no
+    // click, and the player's choice is lost.
+    if (this.dialog.open && this.shown !== this.showing()) this.render();
+  }
+
+  /** What the sheet shows, as one string: the same string, the same sheet. */
+  showing() {
+    return JSON.stringify([this.settings, this.staged, this.currentSpeed, language()]);
   }
 
   /** Check a typed name; a good one is kept and sent, a bad one explained in place. */
@@ -77,9 +85,13 @@ export class SettingsSheet {
   }
 
   render() {
+    this.shown = this.showing();
     const s = this.settings;
     const st = this.staged;
     const d = this.dialog;
+    // The choices are drawn anew; a keyboard user walking them with the arrow keys keeps
+    // their place on the new node of the choice they were on.
+    const was = d.contains(document.activeElement) && document.activeElement.type === "radio" ? document.activeElement : null;
     $("#preset-choices", d).replaceChildren(
       ...PRESETS.map((p) =>
         h(
@@ -131,6 +143,7 @@ export class SettingsSheet {
     $("#speed-choices", d).replaceChildren(
       ...SPEEDS.map(([key, ms]) => segment("speed", key, nearestSpeed(this.currentSpeed) === ms, t(`speed.${key}`), () => this.onSpeed(ms))),
     );
+    if (was && !was.isConnected) $(`input[name="${CSS.escape(was.name)}"][value="${CSS.escape(was.value)}"]`, d)?.focus();
     const input = $("#name-input", d);
     if (document.activeElement !== input && input.getAttribute("aria-invalid") !== "true") input.value = s.name || "";
     $("#lang-select", d).value = LANGUAGES.includes(s.lang) ? s.lang : document.documentElement.lang;

@@ -3,6 +3,27 @@
 
 let ctx = null;
 let enabled = true;
+// A running context wakes the audio thread hundreds of times a second even in silence:
+// on a phone that is battery spent for nothing between moves.  So the context is
+// suspended once its last tone has rung out for a while, and the next cue resumes it.
+const REST_AFTER_MS = 1500;
+let quietAt = 0; // the context's time at which the last tone scheduled ends
+let restTimer = null;
+
+function restWhenQuiet() {
+  clearTimeout(restTimer);
+  const wait = Math.max(0, quietAt - ctx.currentTime) * 1000 + REST_AFTER_MS;
+  restTimer = setTimeout(() => {
+    restTimer = null;
+    // A resume still on its way leaves the clock behind the tones: wait on.
+    if (ctx.currentTime < quietAt) restWhenQuiet();
+    else ctx.suspend().catch(() => {});
+  }, wait);
+}
+
+/** The audio context's state ("none" before the first cue) and its clock, which runs
+ * only while the context does: for the page's read-only state. */
+export const audioState = () => ({ state: ctx ? ctx.state : "none", time: ctx ? ctx.currentTime : 0 });
 
 export function setSound(on) {
   enabled = on;
@@ -32,6 +53,8 @@ function tone(freq, start, dur, { type = "sine", gain = 0.08 } = {}) {
   osc.connect(g).connect(ac.destination);
   osc.start(t0);
   osc.stop(t0 + dur + 0.02);
+  quietAt = Math.max(quietAt, t0 + dur + 0.02);
+  restWhenQuiet();
 }
 
 const CUES = {

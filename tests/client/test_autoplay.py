@@ -15,9 +15,12 @@ from client_helpers import (
     SIZES,
     Live,
     RawSeat,
+    hold_incoming_frames,
+    press_across_a_state,
     sent_types,
     shot_dir,
     strings,
+    wait_held_version_above,
     wait_joined,
 )
 
@@ -87,6 +90,25 @@ def test_the_switch_hands_my_turns_to_the_stand_in_until_i_tap_it_again(
     assert [f["on"] for f in frames][:2] == [True, False]
     assert "play" not in sent_types(page)
     assert "pass" not in sent_types(page)
+
+
+def test_i_am_back_still_counts_when_a_stand_in_move_lands_under_the_finger(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    """While a seat is on auto the table moves every few hundred milliseconds, and each
+    state draws the banner again: the button pressed must still be there to let go of."""
+    (seat,) = live.create_table(seed=11, bot_speed_ms=800, deals=5)
+    page = new_page()
+    hold_incoming_frames(page)
+    page.goto(live.seat_url(seat))
+    wait_joined(page)
+    page.click("#btn-auto")
+    page.wait_for_function(ON_AUTO_JS)
+    page.wait_for_selector("#btn-back")
+    version = page.evaluate("() => { window.holdFrames = true; return pdk.state().version; }")
+    wait_held_version_above(page, version)
+    press_across_a_state(page, "#btn-back", version)
+    page.wait_for_function(OFF_AUTO_JS)
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

@@ -8,7 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import SIZES, Live, RawSeat, find_seed, shot_dir, wait_joined
+from client_helpers import (
+    SIZES,
+    Live,
+    RawSeat,
+    find_seed,
+    hold_incoming_frames,
+    press_across_a_state,
+    shot_dir,
+    wait_held_version_above,
+    wait_joined,
+)
 
 from server import engine
 
@@ -62,5 +72,33 @@ def test_the_host_panel_leaves_the_hosts_turn_clock_and_hand_in_view(
         host.wait_for_selector('#btn-play[aria-disabled="false"]')
         host.keyboard.press("Escape")
         host.wait_for_selector("#invite-sheet:not([open])", state="attached")
+    finally:
+        friend.close()
+
+
+def test_a_host_action_still_counts_when_a_move_lands_under_the_finger(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    """The panel stays open while the table plays on, and each state draws it again: the
+    button pressed must still be there to let go of."""
+    seed, _ = find_seed("classic", host_leads)
+    host_seat, friend_seat = live.create_table(
+        seed=seed, humans=2, bots=["easy"], turn_seconds=60, bot_speed_ms=0
+    )
+    host = new_page(record_sent=True)
+    hold_incoming_frames(host)
+    host.goto(live.seat_url(host_seat))
+    wait_joined(host)
+    friend = RawSeat(live, friend_seat)
+    try:
+        host.click("#btn-invite")
+        host.wait_for_selector("#invite-sheet[open]")
+        host.click("#btn-hint")
+        host.wait_for_selector('#btn-play[aria-disabled="false"]')
+        version = host.evaluate("() => { window.holdFrames = true; return pdk.state().version; }")
+        host.click("#btn-play")
+        wait_held_version_above(host, version)
+        press_across_a_state(host, '.host-seat[data-seat="1"] [data-action="invite"]', version)
+        host.wait_for_function("() => window.sentFrames.some(f => f.type === 'invite')")
     finally:
         friend.close()

@@ -1,5 +1,6 @@
 """Motion and sound: a play travels from its seat, a bomb shakes the table with its sound;
-reduced motion stops every movement, and the sound setting every cue."""
+reduced motion stops every movement, and the sound setting every cue; the audio rests
+between cues."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from client_helpers import Live, click_card, find_seed, wait_joined, wait_version_above
+from client_helpers import (
+    Live,
+    click_card,
+    find_seed,
+    take_turn_with_hint_or_pass,
+    wait_joined,
+    wait_my_turn_or_result,
+    wait_version_above,
+)
 from test_scores import we_lead_with_four_threes
 
 pytestmark = pytest.mark.browser
@@ -71,3 +80,24 @@ def test_reduced_motion_moves_nothing_and_sound_off_plays_nothing(
         "() => document.getAnimations().map(a => a.effect.getComputedTiming().duration)"
     )
     assert all(d <= 1 for d in durations), durations
+
+
+def test_the_audio_rests_once_the_cues_have_rung_out_and_wakes_for_the_next(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    """A running audio context keeps the audio thread busy in silence (a phone's battery):
+    it is suspended between cues.  Its clock runs only while it does, so a clock moved on
+    between two rests proves the next cue woke it."""
+    (seat,) = live.create_table(seed=3, bot_speed_ms=0)
+    page = new_page()
+    page.goto(live.seat_url(seat))
+    wait_my_turn_or_result(page)
+    take_turn_with_hint_or_pass(page)  # a tap: from now on cues may sound
+    wait_my_turn_or_result(page)
+    page.wait_for_function("() => pdk.sounds().length > 0 && pdk.audio().state === 'suspended'")
+    cues, rested_at = page.evaluate("[pdk.sounds().length, pdk.audio().time]")
+    take_turn_with_hint_or_pass(page)
+    page.wait_for_function("(n) => pdk.sounds().length > n", arg=cues)
+    page.wait_for_function(
+        "(t) => pdk.audio().state === 'suspended' && pdk.audio().time > t", arg=rested_at
+    )

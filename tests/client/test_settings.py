@@ -11,6 +11,7 @@ from client_helpers import (
     Live,
     hand_codes,
     hold_incoming_frames,
+    press_across_a_state,
     state,
     wait_held_version_above,
     wait_joined,
@@ -65,6 +66,49 @@ def test_a_speed_chosen_while_the_table_moves_on_still_takes_effect(
     page.evaluate("() => window.releaseFrames()")
     page.wait_for_function("() => pdk.state().table.bot_speed_ms === 1600")
     assert page.is_checked("#seg-speed-slow")
+
+
+def test_a_tap_on_a_rule_still_counts_when_the_table_moves_under_the_finger(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    """A bot's move arriving between pressing a choice and letting go must not swallow the
+    tap.  CI lost the preset this way once, at a loaded moment: each state redrew the open
+    sheet, the pressed radio was replaced by a new one, and the release landed on a node the
+    press never touched, so the browser sent no click."""
+    (seat,) = live.create_table(seed=3, bot_speed_ms=800)
+    page = new_page()
+    hold_incoming_frames(page)
+    page.goto(live.seat_url(seat))
+    version = wait_my_turn_or_result(page)["version"]
+    page.click("#btn-hint")
+    page.wait_for_selector('#btn-play[aria-disabled="false"]')
+    page.evaluate("() => { window.holdFrames = true; }")
+    page.click("#btn-play")
+    wait_held_version_above(page, version)
+    page.click("#btn-settings")
+    press_across_a_state(page, 'input[name="preset"][value="sixteen"]', version)
+    assert page.is_checked('input[name="preset"][value="sixteen"]')
+    assert page.is_enabled("#btn-apply-table")
+
+
+def test_the_arrow_keys_walk_the_rules_choices_without_losing_their_place(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    """Each choice redraws the sheet; the focus must move to the redrawn choice, or the
+    second arrow press goes nowhere and a keyboard user is stranded on the page."""
+    page = open_table(live, new_page)
+    page.click("#btn-settings")
+    page.focus('input[name="preset"]:checked')
+    walked = []
+    for _ in range(2):
+        page.keyboard.press("ArrowDown")
+        walked.append(
+            page.evaluate(
+                "() => [document.activeElement.name, document.activeElement.value,"
+                " document.querySelector('input[name=preset]:checked').value]"
+            )
+        )
+    assert walked == [["preset", "sixteen", "sixteen"], ["preset", "kawu", "kawu"]]
 
 
 def test_display_options_sort_by_suit_four_colours_and_hide_the_counter(
