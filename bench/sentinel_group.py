@@ -158,7 +158,7 @@ class SentinelGroup:
 
     def wait_settled(self, timeout: float = 60.0) -> None:
         """Wait until ``settled``, and the primary has every replica online."""
-        _until(self.settled, "the sentinels agree on the primary", timeout)
+        self._until(self.settled, "the sentinels agree on the primary", timeout)
         self.wait_replicas(len(self.node_ports) - 1, timeout)
 
     def kill_primary(self) -> int:
@@ -181,7 +181,7 @@ class SentinelGroup:
             found.append(port)
             return True
 
-        _until(promoted, "the sentinels promoted a replica", timeout)
+        self._until(promoted, "the sentinels promoted a replica", timeout)
         return found[-1]
 
     def pause_replicas(self) -> None:
@@ -222,7 +222,23 @@ class SentinelGroup:
                 and sum(v["state"] == "online" for v in links) >= count
             )
 
-        _until(online, f"{count} replicas online", timeout)
+        self._until(online, f"{count} replicas online", timeout)
+
+    def _until(self, check: Callable[[], bool], what: str, timeout: float) -> None:
+        """``_until``, and on a timeout the end of every sentinel's and node's log: what
+        Sentinel decided (an aborted failover says why) is only there."""
+        try:
+            _until(check, what, timeout)
+        except RuntimeError as exc:
+            raise RuntimeError(f"{exc}\n{self.log_tails()}") from None
+
+    def log_tails(self, lines: int = 20) -> str:
+        """The last ``lines`` of each log in the work dir, each under its path."""
+        parts = []
+        for log in sorted(self.workdir.glob("*/*.log")):
+            tail = log.read_text(errors="replace").splitlines()[-lines:]
+            parts.append(f"--- {log.relative_to(self.workdir)}\n" + "\n".join(tail))
+        return "\n".join(parts)
 
     def primary_or_first(self) -> int:
         """The sentinels' primary, or the first node while no sentinel runs yet."""

@@ -152,3 +152,16 @@ async def test_play_survives_the_redis_primary_killed_again_and_again(
     assert check_told_against_log(meta, entries, players) >= 20
     # Nothing the players were told is missing: the log reaches every version told.
     assert max(p.version for p in players) <= len(entries)
+
+
+def test_a_failover_not_seen_in_time_says_what_each_sentinel_logged(tmp_path: Path) -> None:
+    """Why Sentinel did not promote (an aborted failover, a replica it would not take) is
+    only in its log, which a loaded CI run does not keep: the error carries it."""
+    group = SentinelGroup(tmp_path, replicas=1, sentinels=1)  # not started: none answers
+    log = tmp_path / "sentinel-1" / "sentinel.log"
+    log.parent.mkdir()
+    log.write_text("# +sdown master pdk\n# -failover-abort-no-good-slave master pdk\n")
+    with pytest.raises(RuntimeError) as failed:
+        group.wait_failover(group.node_ports[0], timeout=0.0)
+    assert "the sentinels promoted a replica" in str(failed.value)
+    assert "sentinel-1/sentinel.log\n# +sdown master pdk\n# -failover-abort" in str(failed.value)
