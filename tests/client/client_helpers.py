@@ -317,12 +317,20 @@ class RawSeat:
         self._connection.__exit__(None, None, None)
 
 
-def shot_dir(tmp_path: Path) -> Path:
-    """Where screenshots go: the test's tmp dir, or PDK_SCREENSHOT_DIR (e.g. docs/screenshots)."""
-    keep = os.environ.get("PDK_SCREENSHOT_DIR")
-    path = Path(keep) if keep else tmp_path
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+def screenshots_kept() -> bool:
+    """Whether this run keeps screenshots: PDK_SCREENSHOT_DIR names where (e.g.
+    docs/screenshots).  A run without it takes none: nobody reads a run's tmp dirs, and
+    each shot cost the browser about 0.1 s of CPU (75 a run)."""
+    return bool(os.environ.get("PDK_SCREENSHOT_DIR"))
+
+
+def screenshot(page: Any, name: str) -> None:
+    """Save the page as ``name`` in PDK_SCREENSHOT_DIR, when the run keeps screenshots."""
+    if not screenshots_kept():
+        return
+    folder = Path(os.environ["PDK_SCREENSHOT_DIR"])
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / name))
 
 
 # A deal has at most 48 plays and a pass between each: far fewer of our own turns.

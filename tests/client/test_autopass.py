@@ -4,7 +4,6 @@ after a short pause and labels it; with the setting off it waits for the player.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,8 +11,8 @@ from client_helpers import (
     LANGUAGES,
     LOCALES,
     Live,
+    screenshot,
     sent_types,
-    shot_dir,
     state,
     strings,
     wait_joined,
@@ -57,7 +56,7 @@ def play_until_nothing_beats(page: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_client_passes_for_us_when_nothing_beats_the_table(
-    lang: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
+    lang: str, live: Live, new_page: Callable[..., Any]
 ) -> None:
     (seat,) = live.create_table(seed=SEED, bot_speed_ms=0)
     page = new_page(locale=LOCALES[lang], auto_pass=True)
@@ -89,7 +88,7 @@ def test_the_client_passes_for_us_when_nothing_beats_the_table(
     assert table["say.youAutoPass"] in page.inner_text("#announcer")
     if lang == "en":
         page.wait_for_selector("#status .chip.auto")
-        page.screenshot(path=str(shot_dir(tmp_path) / "auto-pass.png"))
+        screenshot(page, "auto-pass.png")
 
 
 def test_with_auto_pass_off_the_turn_waits_for_the_player(

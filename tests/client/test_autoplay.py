@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +16,8 @@ from client_helpers import (
     RawSeat,
     hold_incoming_frames,
     press_across_a_state,
+    screenshot,
     sent_types,
-    shot_dir,
     strings,
     wait_held_version_above,
     wait_joined,
@@ -50,7 +49,7 @@ SWITCH_FITS_JS = """() => {
 
 @pytest.mark.parametrize("size", SIZES)
 def test_the_switch_hands_my_turns_to_the_stand_in_until_i_tap_it_again(
-    size: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
+    size: str, live: Live, new_page: Callable[..., Any]
 ) -> None:
     width, height = SIZES[size]
     # At the table's pace the deal is still on when we look; a finished one is handled too.
@@ -80,7 +79,7 @@ def test_the_switch_hands_my_turns_to_the_stand_in_until_i_tap_it_again(
     if page.evaluate("() => document.querySelector('#result-sheet').open"):
         page.keyboard.press("Escape")
     if size in ("390x844", "1280x800"):
-        page.screenshot(path=str(shot_dir(tmp_path) / f"autoplay-on-{size}.png"))
+        screenshot(page, f"autoplay-on-{size}.png")
     # Tapped again: the seat is ours, and nothing but the two switches went out.
     page.click("#btn-auto")
     page.wait_for_function(OFF_AUTO_JS)

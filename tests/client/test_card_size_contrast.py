@@ -7,7 +7,6 @@ WCAG AA contrast (4.5:1), measured from the computed colours."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +17,7 @@ from client_helpers import (
     Live,
     choose_language,
     resize,
-    shot_dir,
+    screenshot,
     strings,
     wait_joined,
 )
@@ -147,9 +146,7 @@ def choose(page: Any, *, size: str | None = None, contrast: bool | None = None) 
     page.keyboard.press("Escape")
 
 
-def test_large_cards_still_fit_a_full_hand(
-    live: Live, new_page: Callable[..., Any], tmp_path: Path
-) -> None:
+def test_large_cards_still_fit_a_full_hand(live: Live, new_page: Callable[..., Any]) -> None:
     # One page turned through the sizes; at each the cards go back to normal, are
     # measured, and are made large again.
     page = open_table(live, new_page)
@@ -179,7 +176,7 @@ def test_large_cards_still_fit_a_full_hand(
         if size != "360x740":
             assert large["width"] > normal["width"], size
         if size in ("390x844", "1280x800"):
-            page.screenshot(path=str(shot_dir(tmp_path) / f"cards-large-{size}.png"))
+            screenshot(page, f"cards-large-{size}.png")
     # Kept over a reload.
     page.reload()
     wait_joined(page)
@@ -189,7 +186,7 @@ def test_large_cards_still_fit_a_full_hand(
 
 @pytest.mark.parametrize("four_colour", [False, True])
 def test_high_contrast_gives_cards_and_buttons_aa_contrast(
-    four_colour: bool, live: Live, new_page: Callable[..., Any], tmp_path: Path
+    four_colour: bool, live: Live, new_page: Callable[..., Any]
 ) -> None:
     page = open_table(live, new_page)
     if four_colour:
@@ -209,11 +206,11 @@ def test_high_contrast_gives_cards_and_buttons_aa_contrast(
     failing = [r for r in results if "error" in r or r["ratio"] < 4.5]
     assert failing == [], failing[:8]
     if not four_colour:
-        page.screenshot(path=str(shot_dir(tmp_path) / "high-contrast-390x844.png"))
+        screenshot(page, "high-contrast-390x844.png")
         page.set_viewport_size({"width": 1280, "height": 800})
         page.wait_for_function("() => innerWidth === 1280")
         assert page.evaluate(CONTRAST_JS, ["#hand .card .rank", "#controls .btn > span"])
-        page.screenshot(path=str(shot_dir(tmp_path) / "high-contrast-1280x800.png"))
+        screenshot(page, "high-contrast-1280x800.png")
     page.reload()
     wait_joined(page)
     assert page.evaluate("document.body.classList.contains('high-contrast')")
@@ -229,7 +226,7 @@ def test_without_high_contrast_the_faces_are_not_what_it_measures(
 
 
 def test_the_display_options_read_in_every_language(
-    live: Live, new_page: Callable[..., Any], tmp_path: Path
+    live: Live, new_page: Callable[..., Any]
 ) -> None:
     # One page; each language is chosen in the same settings sheet that is then read.
     page = open_table(live, new_page)
@@ -257,6 +254,6 @@ def test_the_display_options_read_in_every_language(
             for size in ("390x844", "1280x800"):
                 resize(page, *SIZES[size])
                 page.locator("#btn-tour").scroll_into_view_if_needed()
-                page.screenshot(path=str(shot_dir(tmp_path) / f"settings-display-{size}.png"))
+                screenshot(page, f"settings-display-{size}.png")
         page.keyboard.press("Escape")
         page.wait_for_selector("#settings-sheet:not([open])", state="attached")

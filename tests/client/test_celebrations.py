@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +18,7 @@ from client_helpers import (
     Live,
     click_card,
     find_seed,
-    shot_dir,
+    screenshot,
     strings,
     wait_joined,
     wait_version_above,
@@ -134,7 +133,7 @@ def test_a_bomb_is_celebrated_over_the_table_clear_of_our_strip(
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_an_airplane_is_celebrated_in_every_language(
-    lang: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
+    lang: str, live: Live, new_page: Callable[..., Any]
 ) -> None:
     seed, cards = find_seed("classic", we_lead_with_an_airplane)
     page = open_page(live, new_page, {"seed": seed, "bot_speed_ms": 2000}, locale=LOCALES[lang])
@@ -147,7 +146,7 @@ def test_an_airplane_is_celebrated_in_every_language(
     assert words["seat.you"] in report["text"]
     assert_clear_of_our_strip(report)
     if lang == "en":
-        page.screenshot(path=str(shot_dir(tmp_path) / "celebrate-airplane-390x844.png"))
+        screenshot(page, "celebrate-airplane-390x844.png")
 
 
 def play_on_auto(page: Any) -> dict[str, Any]:
@@ -163,7 +162,7 @@ CASES = [(lang, "390x844") for lang in LANGUAGES] + [("en", "1280x800")]
 
 @pytest.mark.parametrize(("lang", "size"), CASES)
 def test_a_shut_out_and_the_match_won_are_celebrated_from_the_result(
-    lang: str, size: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
+    lang: str, size: str, live: Live, new_page: Callable[..., Any]
 ) -> None:
     width, height = SIZES[size]
     table = {"seed": WE_WIN_SHUTTING_OUT_SEAT_1, "bot_speed_ms": 0, "deals": 1}
@@ -180,7 +179,7 @@ def test_a_shut_out_and_the_match_won_are_celebrated_from_the_result(
     assert words["match.youWin"] in report["text"]
     assert_clear_of_our_strip(report)
     if lang == "en":
-        page.screenshot(path=str(shot_dir(tmp_path) / f"celebrate-match-{size}.png"))
+        screenshot(page, f"celebrate-match-{size}.png")
     # The result sheet opens on top a moment later; the celebration still goes by itself.
     assert_goes(page)
     page.wait_for_selector("#result-sheet[open]")

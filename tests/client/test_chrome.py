@@ -6,11 +6,10 @@ turned through the sizes (a page load costs twenty times the CPU of a resize).""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import LOCALES, Live, resize, shot_dir, sizes_from, strings, wait_joined
+from client_helpers import LOCALES, Live, resize, screenshot, sizes_from, strings, wait_joined
 
 pytestmark = pytest.mark.browser
 
@@ -84,7 +83,7 @@ def overlaps(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def test_the_offline_notice_leaves_the_top_bar_whole(
-    own_live: Live, new_page: Callable[..., Any], tmp_path: Path
+    own_live: Live, new_page: Callable[..., Any]
 ) -> None:
     pages = open_pages(own_live, new_page)
     own_live.process.kill()
@@ -99,7 +98,7 @@ def test_the_offline_notice_leaves_the_top_bar_whole(
         pill = box(page, "#deal-info")
         assert pill["right"] - pill["left"] > 60, f"{lang} {size}: preset pill squeezed"
         if lang == "de" and size == "360x740":
-            page.screenshot(path=str(shot_dir(tmp_path) / "offline-360-de.png"))
+            screenshot(page, "offline-360-de.png")
 
 
 # The toast, once it shows ``text``, and everything it must leave uncovered, read in the

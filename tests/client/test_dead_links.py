@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +14,7 @@ from client_helpers import (
     Live,
     RawSeat,
     Seat,
-    shot_dir,
+    screenshot,
     strings,
     wait_joined,
 )
@@ -45,7 +44,7 @@ def tables_created(page: Any) -> list[str]:
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_a_replaced_invite_link_says_so_and_opens_no_table_until_asked(
-    lang: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
+    lang: str, live: Live, new_page: Callable[..., Any]
 ) -> None:
     host_seat, friend_seat = live.create_table(humans=2, bots=["easy"], bot_speed_ms=0)
     replace_invite(live, host_seat, friend_seat.seat)
@@ -60,9 +59,9 @@ def test_a_replaced_invite_link_says_so_and_opens_no_table_until_asked(
     assert created == []
     assert page.evaluate("pdk.state().table") is None
     if lang == "en":
-        page.screenshot(path=str(shot_dir(tmp_path) / "dead-link-390x844.png"))
+        screenshot(page, "dead-link-390x844.png")
         page.set_viewport_size({"width": 1280, "height": 800})
-        page.screenshot(path=str(shot_dir(tmp_path) / "dead-link-1280x800.png"))
+        screenshot(page, "dead-link-1280x800.png")
     page.click("#btn-play-alone")
     mine = wait_joined(page)
     assert len(created) == 1

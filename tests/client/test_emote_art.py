@@ -4,11 +4,10 @@ emoji font that many systems lack, and the opened picker covers no seat's panel.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import SIZES, Live, shot_dir, wait_joined
+from client_helpers import SIZES, Live, screenshot, wait_joined
 
 from server.rooms.emotes import EMOTES
 
@@ -36,7 +35,7 @@ OVERLAPS_JS = """() => {
 
 
 def test_the_reactions_are_drawn_by_the_client_and_the_picker_covers_no_seat(
-    live: Live, new_page: Callable[..., Any], tmp_path: Path
+    live: Live, new_page: Callable[..., Any]
 ) -> None:
     (host_seat, _friend) = live.create_table(humans=2, bots=["easy"], bot_speed_ms=0)
     page = new_page()
@@ -59,7 +58,7 @@ def test_the_reactions_are_drawn_by_the_client_and_the_picker_covers_no_seat(
         page.wait_for_selector("#emote-picker:not([hidden])")
         assert page.evaluate(OVERLAPS_JS) == [], size
         if size in ("390x844", "1280x800"):
-            page.screenshot(path=str(shot_dir(tmp_path) / f"emotes-{size}.png"))
+            screenshot(page, f"emotes-{size}.png")
     page.click('#emote-picker [data-emote="clap"]')
     bubble = page.wait_for_selector(".emote-bubble svg.emote-art")
     assert bubble is not None

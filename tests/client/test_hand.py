@@ -4,11 +4,10 @@ uncovered) at every size, measured by asking the page what lies under a finger."
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import SIZES, Live, click_card, hand_codes, shot_dir, wait_joined
+from client_helpers import SIZES, Live, click_card, hand_codes, screenshot, wait_joined
 
 pytestmark = pytest.mark.browser
 
@@ -38,7 +37,7 @@ TOO_SMALL_JS = """(tap) => {
 
 @pytest.mark.parametrize("size", list(SIZES))
 def test_every_card_of_a_full_hand_is_a_44_px_target(
-    size: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
+    size: str, live: Live, new_page: Callable[..., Any]
 ) -> None:
     width, height = SIZES[size]
     (seat,) = live.create_table(seed=7, bot_speed_ms=0)
@@ -53,4 +52,4 @@ def test_every_card_of_a_full_hand_is_a_44_px_target(
     click_card(page, codes[len(codes) // 2])
     assert page.locator("#hand .card.selected").count() == 2
     assert page.evaluate(TOO_SMALL_JS, TAP) == []
-    page.screenshot(path=str(shot_dir(tmp_path) / f"hand-{size}.png"))
+    screenshot(page, f"hand-{size}.png")

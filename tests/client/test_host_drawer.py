@@ -4,7 +4,6 @@ host still sees their own turn and running clock and can reach the hand and the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +14,7 @@ from client_helpers import (
     find_seed,
     hold_incoming_frames,
     press_across_a_state,
-    shot_dir,
+    screenshot,
     wait_held_version_above,
     wait_joined,
 )
@@ -43,7 +42,7 @@ def host_leads(state: engine.MatchState) -> bool:
 
 
 def test_the_host_panel_leaves_the_hosts_turn_clock_and_hand_in_view(
-    live: Live, new_page: Callable[..., Any], tmp_path: Path
+    live: Live, new_page: Callable[..., Any]
 ) -> None:
     seed, _ = find_seed("classic", host_leads)
     host_seat, friend_seat = live.create_table(
@@ -66,7 +65,7 @@ def test_the_host_panel_leaves_the_hosts_turn_clock_and_hand_in_view(
             host.locator('.host-seat [data-action="invite"]').scroll_into_view_if_needed()
             assert host.evaluate(UNCOVERED_JS, ['.host-seat [data-action="invite"]']) == [], size
             if size in ("390x844", "1280x800"):
-                host.screenshot(path=str(shot_dir(tmp_path) / f"host-drawer-{size}.png"))
+                screenshot(host, f"host-drawer-{size}.png")
         # The table is playable with the panel open; Escape closes it.
         host.click("#btn-hint")
         host.wait_for_selector('#btn-play[aria-disabled="false"]')

@@ -33,7 +33,7 @@ from client_helpers import (
     SIZES,
     WAIT_MS,
     Live,
-    shot_dir,
+    screenshot,
     strings,
     wait_joined,
 )
@@ -159,7 +159,7 @@ def test_the_worker_is_served_revalidated_and_caches_the_shell_never_the_game(
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_offline_the_page_opens_from_the_cache_and_says_the_game_needs_the_server(
-    lang: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
+    lang: str, live: Live, new_page: Callable[..., Any]
 ) -> None:
     page = open_controlled(live, new_page, locale=LOCALES[lang])
     assert page.is_hidden("#needs-server")
@@ -172,7 +172,6 @@ def test_offline_the_page_opens_from_the_cache_and_says_the_game_needs_the_serve
     # The shell really is the client (its styles and script ran), not a browser error page.
     assert page.evaluate("pdk.state().view") is None
     assert page.eval_on_selector("#net", "n => n.dataset.state") in ("offline", "connecting")
-    shots = shot_dir(tmp_path)
     for name, (width, height) in SIZES.items():
         page.set_viewport_size({"width": width, "height": height})
         box = page.locator("#needs-server").bounding_box()
@@ -182,7 +181,7 @@ def test_offline_the_page_opens_from_the_cache_and_says_the_game_needs_the_serve
         assert box["x"] + box["width"] <= width
         assert box["y"] + box["height"] <= height, name
         if lang in ("en", "zh-Hans") and name in ("390x844", "1280x800"):
-            page.screenshot(path=str(shots / f"offline-shell-{lang}-{name}.png"))
+            screenshot(page, f"offline-shell-{lang}-{name}.png")
     # Back online, the page finds the server by itself and the panel goes.
     page.context.set_offline(False)
     wait_joined(page)

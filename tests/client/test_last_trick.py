@@ -5,7 +5,6 @@ deal's moves (where the engine says ``trick_cleared``), never against the client
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +13,7 @@ from client_helpers import (
     LOCALES,
     SIZES,
     Live,
-    shot_dir,
+    screenshot,
     strings,
     take_turn_with_hint_or_pass,
     wait_joined,
@@ -68,7 +67,7 @@ def play_until_a_trick_finished(page: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("size", SIZES)
 def test_the_last_trick_shows_the_engines_finished_trick_and_fits(
-    size: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
+    size: str, live: Live, new_page: Callable[..., Any]
 ) -> None:
     width, height = SIZES[size]
     (seat,) = live.create_table(seed=SEED, bot_speed_ms=0, deals=1)
@@ -86,7 +85,7 @@ def test_the_last_trick_shows_the_engines_finished_trick_and_fits(
     assert [tuple(row) for row in page.evaluate(ROWS_JS)] == expected
     assert page.evaluate(PANEL_FITS_JS) == []
     if size in ("390x844", "1280x800"):
-        page.screenshot(path=str(shot_dir(tmp_path) / f"last-trick-{size}.png"))
+        screenshot(page, f"last-trick-{size}.png")
     # A tap elsewhere puts it away; L brings it back, Escape closes it.
     page.mouse.click(5, height - 5)
     assert page.locator("#last-trick").is_hidden()

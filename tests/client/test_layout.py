@@ -1,21 +1,20 @@
 """The table fits phones in portrait and landscape and a desktop, and stays usable by touch.
 
 Each test loads one page and turns it through the sizes (a resize costs a small part of a
-page load's CPU; the layout is the same CSS).  Screenshots go to the test's tmp dir; set
-PDK_SCREENSHOT_DIR (e.g. docs/screenshots) to keep them.
+page load's CPU; the layout is the same CSS).  Screenshots are taken only when
+PDK_SCREENSHOT_DIR (e.g. docs/screenshots) says where to keep them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 from client_helpers import (
     Live,
     resize,
-    shot_dir,
+    screenshot,
     state,
     take_turn_with_hint_or_pass,
     wait_joined,
@@ -74,7 +73,7 @@ def play_into_the_deal(page: Any, own_turns: int) -> None:
 
 
 def test_table_fits_the_viewport_with_touch_sized_controls(
-    live: Live, new_page: Callable[..., Any], tmp_path: Path
+    live: Live, new_page: Callable[..., Any]
 ) -> None:
     (seat,) = live.create_table(seed=SEED, bot_speed_ms=0, deals=5)
     page = new_page(width=VIEWPORTS["portrait"][0], height=VIEWPORTS["portrait"][1])
@@ -93,12 +92,10 @@ def test_table_fits_the_viewport_with_touch_sized_controls(
             assert box is not None, f"{name}: {selector}"
             assert box["height"] >= 44, f"{name}: {selector} is {box}"
             assert box["width"] >= 44, f"{name}: {selector} is {box}"
-        page.screenshot(path=str(shot_dir(tmp_path) / f"table-{name}.png"))
+        screenshot(page, f"table-{name}.png")
 
 
-def test_result_panel_fits_the_viewport(
-    live: Live, new_page: Callable[..., Any], tmp_path: Path
-) -> None:
+def test_result_panel_fits_the_viewport(live: Live, new_page: Callable[..., Any]) -> None:
     (seat,) = live.create_table(seed=SEED, bot_speed_ms=0, deals=5)
     page = new_page(width=VIEWPORTS["portrait"][0], height=VIEWPORTS["portrait"][1])
     page.goto(live.seat_url(seat))
@@ -118,7 +115,7 @@ def test_result_panel_fits_the_viewport(
         assert table is not None
         assert table["x"] + table["width"] <= box["x"] + box["width"], name
         assert page.locator("#btn-next-deal").is_visible(), name
-        page.screenshot(path=str(shot_dir(tmp_path) / f"result-{name}.png"))
+        screenshot(page, f"result-{name}.png")
 
 
 PHONES = ["portrait", "phone-landscape"]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import Live, resize, shot_dir, wait_joined
+from client_helpers import Live, resize, screenshot, wait_joined
 
 from server.players import COLOURS
 
@@ -77,7 +77,7 @@ def test_three_browsers_pressing_quick_match_end_up_at_one_table(
 
 
 def test_a_table_opened_for_people_is_listed_live_and_its_code_seats_a_fourth(
-    live: Live, new_page: Callable[..., Any], tmp_path: Path
+    live: Live, new_page: Callable[..., Any]
 ) -> None:
     watcher = new_page()
     watcher.goto(live.url)
@@ -99,7 +99,7 @@ def test_a_table_opened_for_people_is_listed_live_and_its_code_seats_a_fourth(
     assert code is not None
     assert len(code) == 6
     assert host.locator("#lobby-qr svg").count() == 1
-    host.screenshot(path=str(shot_dir(tmp_path) / "lobby-invite-390.png"))
+    screenshot(host, "lobby-invite-390.png")
     # The watcher's list shows the new table without a reload.
     watcher.wait_for_selector(f"#lobby-open button[data-code='{code}']")
     fourth = new_page()
@@ -138,7 +138,7 @@ def test_a_code_link_from_the_qr_seats_whoever_opens_it(
 
 
 def test_the_lobby_sheet_fits_and_its_controls_are_tall_enough(
-    live: Live, new_page: Callable[..., Any], tmp_path: Path
+    live: Live, new_page: Callable[..., Any]
 ) -> None:
     # One page, the open sheet turned through the sizes (a resize, not a load, each).
     page = new_page(width=360, height=740)
@@ -161,7 +161,7 @@ def test_the_lobby_sheet_fits_and_its_controls_are_tall_enough(
         )
         assert small == [], f"{width}x{height}"
         if width != 360:
-            page.screenshot(path=str(shot_dir(tmp_path) / f"lobby-{width}.png"))
+            screenshot(page, f"lobby-{width}.png")
 
 
 def test_the_clients_colours_are_the_servers() -> None:

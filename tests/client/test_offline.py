@@ -4,11 +4,10 @@ waited for the ping to go unanswered, about 7 s), and comes back when the networ
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import LANGUAGES, Live, shot_dir, state, store_language, strings, wait_joined
+from client_helpers import LANGUAGES, Live, screenshot, state, store_language, strings, wait_joined
 
 pytestmark = pytest.mark.browser
 
@@ -21,7 +20,7 @@ OFFLINE_NOW_JS = """() => {
 
 
 def test_going_offline_shows_at_once_and_the_seat_comes_back_online(
-    live: Live, new_page: Callable[..., Any], tmp_path: Path
+    live: Live, new_page: Callable[..., Any]
 ) -> None:
     (seat,) = live.create_table(seed=5, bot_speed_ms=0)
     page = new_page()
@@ -42,7 +41,7 @@ def test_going_offline_shows_at_once_and_the_seat_comes_back_online(
         if lang == "de":
             for width, height in ((390, 844), (1280, 800)):
                 page.set_viewport_size({"width": width, "height": height})
-                page.screenshot(path=str(shot_dir(tmp_path) / f"offline-now-de-{width}.png"))
+                screenshot(page, f"offline-now-de-{width}.png")
         page.context.set_offline(False)
         page.wait_for_function("() => pdk.state().net === 'online'")
         assert state(page)["version"] == before["version"]

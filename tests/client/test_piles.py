@@ -4,7 +4,6 @@ every size (a trio must never look like a pair because its third card is off scr
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +13,7 @@ from client_helpers import (
     Live,
     RawSeat,
     find_seed,
-    shot_dir,
+    screenshot,
     wait_joined,
 )
 
@@ -49,7 +48,7 @@ def opening_play(kind: str, length: int, seat: int) -> tuple[int, list[str]]:
 
 @pytest.mark.parametrize(("kind", "length"), LONG_PLAYS)
 def test_a_long_play_from_either_side_shows_every_card_at_every_size(
-    kind: str, length: int, live: Live, new_page: Callable[..., Any], tmp_path: Path
+    kind: str, length: int, live: Live, new_page: Callable[..., Any]
 ) -> None:
     for side, seat in SIDES.items():
         seed, cards = opening_play(kind, length, seat)
@@ -71,4 +70,4 @@ def test_a_long_play_from_either_side_shows_every_card_at_every_size(
             hidden = page.evaluate(HIDDEN_CARDS_JS, side)
             assert not hidden, f"{kind} from the {side} at {size}: {hidden}"
             if size == "360x740" and side == "left":
-                page.screenshot(path=str(shot_dir(tmp_path) / f"long-play-{kind}.png"))
+                screenshot(page, f"long-play-{kind}.png")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,8 +11,8 @@ from client_helpers import (
     LOCALES,
     Live,
     find_seed,
+    screenshot,
     sent_types,
-    shot_dir,
     state,
     strings,
     take_turn_with_hint_or_pass,
@@ -64,7 +63,7 @@ def test_a_name_set_in_the_settings_is_what_the_other_seat_sees(
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_a_name_with_markup_is_explained_and_never_sent(
-    lang: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
+    lang: str, live: Live, new_page: Callable[..., Any]
 ) -> None:
     (seat,) = live.create_table(seed=3, bot_speed_ms=0)
     page = new_page(locale=LOCALES[lang], record_sent=True)
@@ -88,7 +87,7 @@ def test_a_name_with_markup_is_explained_and_never_sent(
     assert box is not None
     assert box["x"] + box["width"] <= page.viewport_size["width"]
     if lang == "en":
-        page.screenshot(path=str(shot_dir(tmp_path) / "name-setting.png"))
+        screenshot(page, "name-setting.png")
 
 
 def host_leads(state: Any) -> bool:

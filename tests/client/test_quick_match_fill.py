@@ -5,11 +5,10 @@ from the bot's seat ("your seat from the next deal") and sits there once it ends
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import Live, play_to_result, shot_dir, strings, wait_joined
+from client_helpers import Live, play_to_result, screenshot, screenshots_kept, strings, wait_joined
 
 pytestmark = pytest.mark.browser
 
@@ -45,17 +44,19 @@ def quick_match(page: Any, url: str) -> str:
     return table
 
 
-def snap(page: Any, shots: Path, name: str) -> None:
+def snap(page: Any, name: str) -> None:
     """Screenshots at the phone and desktop sizes docs/client.md shows."""
+    if not screenshots_kept():
+        return
     for width, height in ((390, 844), (1280, 800)):
         page.set_viewport_size({"width": width, "height": height})
-        page.screenshot(path=str(shots / f"{name}-{width}x{height}.png"))
+        screenshot(page, f"{name}-{width}x{height}.png")
     page.set_viewport_size({"width": 390, "height": 844})
 
 
 @pytest.mark.waits
 def test_a_second_browser_takes_a_bot_seat_of_a_waiting_players_table_after_the_deal(
-    fill_live: Live, new_page: Callable[..., Any], tmp_path: Path
+    fill_live: Live, new_page: Callable[..., Any]
 ) -> None:
     first = new_page()
     table = quick_match(first, fill_live.url)
@@ -74,8 +75,7 @@ def test_a_second_browser_takes_a_bot_seat_of_a_waiting_players_table_after_the_
     assert joining["seat"] == 1
     badge = second.locator(".badge.watching")
     assert badge.inner_text() == strings("en")["watch.joining"]
-    shots = shot_dir(tmp_path)
-    snap(second, shots, "quick-match-joining")
+    snap(second, "quick-match-joining")
     # The first plays the deal out; as it ends the seat is the second's.
     play_to_result(first)
     second.wait_for_function(
@@ -95,4 +95,4 @@ def test_a_second_browser_takes_a_bot_seat_of_a_waiting_players_table_after_the_
     first.wait_for_function(
         "(text) => document.querySelector('#toast')?.textContent.includes(text)", arg=notice
     )
-    snap(second, shots, "quick-match-took-over")
+    snap(second, "quick-match-took-over")

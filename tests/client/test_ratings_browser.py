@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 import urllib.request
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import Live, shot_dir, state, take_turn_with_hint_or_pass, wait_joined
+from client_helpers import Live, screenshot, state, take_turn_with_hint_or_pass, wait_joined
 
 pytestmark = pytest.mark.browser
 # Its tests read what the whole server holds (quick match's queue, the lists of open
@@ -56,7 +55,7 @@ def play_both_to_the_end(pages: list[Any]) -> None:
 
 
 def test_after_a_match_the_rating_change_statistics_and_leaderboard_show(
-    live: Live, new_page: Callable[..., Any], tmp_path: Path
+    live: Live, new_page: Callable[..., Any]
 ) -> None:
     request = urllib.request.Request(
         f"{live.url}/api/tables",
@@ -104,8 +103,7 @@ def test_after_a_match_the_rating_change_statistics_and_leaderboard_show(
     assert (guest.text_content("#lobby-stats") or "").startswith("1 ")
     assert guest.is_hidden("#lobby-no-rating")
     guest.eval_on_selector("#lobby-ratings-title", "e => e.scrollIntoView()")
-    shots = shot_dir(tmp_path)
-    guest.screenshot(path=str(shots / "ratings-390.png"))
+    screenshot(guest, "ratings-390.png")
     guest.set_viewport_size({"width": 1280, "height": 800})
     guest.eval_on_selector("#lobby-ratings-title", "e => e.scrollIntoView()")
-    guest.screenshot(path=str(shots / "ratings-1280.png"))
+    screenshot(guest, "ratings-1280.png")

@@ -7,7 +7,6 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ from client_helpers import (
     SIZES,
     Live,
     play_to_result,
-    shot_dir,
+    screenshot,
     store_language,
     strings,
     wait_joined,
@@ -55,7 +54,7 @@ def test_the_history_answers_only_a_seat_of_the_table(live: Live) -> None:
 
 
 def test_a_finished_deal_replays_move_by_move_and_its_link_works_after_a_restart(
-    own_live: Live, new_page: Callable[..., Any], tmp_path: Path
+    own_live: Live, new_page: Callable[..., Any]
 ) -> None:
     (seat,) = own_live.create_table(seed=7, bot_speed_ms=0, deals=5)
     page = new_page()
@@ -82,7 +81,7 @@ def test_a_finished_deal_replays_move_by_move_and_its_link_works_after_a_restart
     assert page.inner_text(".replay-step").startswith(en["history.step"].format(n=1, of=moves))
     page.click("#btn-replay-end")
     assert page.locator(".replay-result").is_visible()
-    page.screenshot(path=str(shot_dir(tmp_path) / "replay-portrait.png"))
+    screenshot(page, "replay-portrait.png")
     page.click("#btn-replay-link")
     link = page.input_value(".replay-link")
     assert "#replay=" in link

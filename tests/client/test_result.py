@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +14,7 @@ from client_helpers import (
     Live,
     open_seat_page,
     play_to_result,
-    shot_dir,
+    screenshot,
     store_language,
     wait_joined,
 )
@@ -39,7 +38,7 @@ CLIPPED_JS = """() => {
 
 
 def test_the_result_table_fits_every_size_in_every_language(
-    live: Live, new_page: Callable[..., Any], tmp_path: Path
+    live: Live, new_page: Callable[..., Any]
 ) -> None:
     page = open_seat_page(live, new_page, seed=7, bot_speed_ms=0, deals=5)
     play_to_result(page)
@@ -55,4 +54,4 @@ def test_the_result_table_fits_every_size_in_every_language(
             assert not problems, f"{lang} at {size}: {json.dumps(problems, ensure_ascii=False)}"
         if lang == "de":
             page.set_viewport_size({"width": 390, "height": 844})
-            page.screenshot(path=str(shot_dir(tmp_path) / "result-portrait-de.png"))
+            screenshot(page, "result-portrait-de.png")

@@ -4,7 +4,6 @@ face up where their plays were, whole, at every size and in every language; neve
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +14,7 @@ from client_helpers import (
     Live,
     open_seat_page,
     play_to_result,
-    shot_dir,
+    screenshot,
     store_language,
     strings,
     wait_joined,
@@ -27,7 +26,7 @@ RANKS, SUITS = "3456789TJQKA2", "SHDC"
 
 
 def test_the_cards_left_in_the_other_hands_show_once_the_deal_is_over(
-    live: Live, new_page: Callable[..., Any], tmp_path: Path
+    live: Live, new_page: Callable[..., Any]
 ) -> None:
     page = open_seat_page(live, new_page, seed=7, bot_speed_ms=0, deals=5)
 
@@ -64,4 +63,4 @@ def test_the_cards_left_in_the_other_hands_show_once_the_deal_is_over(
                 hidden = page.evaluate(HIDDEN_CARDS_JS, side)
                 assert not hidden, f"{lang} {size} {side}: {hidden}"
         page.set_viewport_size({"width": 390, "height": 844})
-    page.screenshot(path=str(shot_dir(tmp_path) / "reveal-portrait.png"))
+    screenshot(page, "reveal-portrait.png")

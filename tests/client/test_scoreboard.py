@@ -6,7 +6,6 @@ results (``view.results``); the deals are played by the stand-in (托管) to kee
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +16,7 @@ from client_helpers import (
     Live,
     play_match_on_auto,
     resize,
-    shot_dir,
+    screenshot,
     store_language,
     strings,
     wait_joined,
@@ -68,7 +67,7 @@ def check_board(
 
 
 def test_the_match_end_shows_every_deal_with_its_bombs_and_shut_outs(
-    live: Live, new_page: Callable[..., Any], tmp_path: Path
+    live: Live, new_page: Callable[..., Any]
 ) -> None:
     # The match is played once, in English; a load at its end shows the same sheet, so
     # the page is loaded again in each other language (a reload costs a tenth of a new
@@ -101,7 +100,7 @@ def test_the_match_end_shows_every_deal_with_its_bombs_and_shut_outs(
             for size in ("390x844", "1280x800"):
                 resize(page, *SIZES[size])
                 page.locator("#result-sheet .scoreboard").scroll_into_view_if_needed()
-                page.screenshot(path=str(shot_dir(tmp_path) / f"scoreboard-{size}.png"))
+                screenshot(page, f"scoreboard-{size}.png")
             resize(page, *SIZES["390x844"])
         # The history shows the same board for the match.
         page.click("#result-sheet .sheet-actions .btn")  # "View table"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,7 +23,7 @@ from client_helpers import (
     click_card,
     find_seed,
     resize,
-    shot_dir,
+    screenshot,
     wait_joined,
     wait_version_above,
 )
@@ -120,7 +119,7 @@ def reach_our_last_card(live: Live, new_page: Callable[..., Any], locale: str) -
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_the_status_stays_readable_beside_the_last_card_badge_and_the_clock(
-    lang: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
+    lang: str, live: Live, new_page: Callable[..., Any]
 ) -> None:
     page = reach_our_last_card(live, new_page, LOCALES[lang])
     view = page.evaluate("pdk.state().view")
@@ -132,7 +131,7 @@ def test_the_status_stays_readable_beside_the_last_card_badge_and_the_clock(
         resize(page, width, height)
         assert_status_readable(page, f"{lang} at {size}")
         if lang == "de":
-            page.screenshot(path=str(shot_dir(tmp_path) / f"last-card-status-{size}.png"))
+            screenshot(page, f"last-card-status-{size}.png")
 
 
 def we_lead_and_must_include(state: engine.MatchState) -> bool:
@@ -172,7 +171,7 @@ PILE_BOXES_JS = """(side) => {
 
 @pytest.mark.parametrize(("kind", "length"), [("pair_run", 10), ("airplane", 10)])
 def test_a_long_side_play_in_phone_landscape_keeps_clear_of_the_top_bar(
-    kind: str, length: int, live: Live, new_page: Callable[..., Any], tmp_path: Path
+    kind: str, length: int, live: Live, new_page: Callable[..., Any]
 ) -> None:
     for side, seat in {"right": 1, "left": 2}.items():
         seed, cards = opening_play(kind, length, seat)
@@ -192,4 +191,4 @@ def test_a_long_side_play_in_phone_landscape_keeps_clear_of_the_top_bar(
         assert boxes["top"] >= boxes["barBottom"], f"{kind} from the {side}: {boxes}"
         assert boxes["width"] >= MIN_PILE_CARD_PX, f"{kind} from the {side}: {boxes}"
         if side == "left" and kind == "airplane":
-            page.screenshot(path=str(shot_dir(tmp_path) / "long-play-phone-landscape.png"))
+            screenshot(page, "long-play-phone-landscape.png")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +18,7 @@ from client_helpers import (
     open_seat_page,
     play_to_result,
     resize,
-    shot_dir,
+    screenshot,
 )
 
 pytestmark = pytest.mark.browser
@@ -54,7 +53,7 @@ def short_targets(page: Any, selector: str) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["390x844", "1280x800"])
 def test_settings_and_rules_controls_are_tall_enough_and_the_placeholder_fits(
-    live: Live, new_page: Callable[..., Any], tmp_path: Path, size: tuple[int, int]
+    live: Live, new_page: Callable[..., Any], size: tuple[int, int]
 ) -> None:
     page = open_seat_page(live, new_page, seed=7, bot_speed_ms=0)
     resize(page, *size)
@@ -67,7 +66,7 @@ def test_settings_and_rules_controls_are_tall_enough_and_the_placeholder_fits(
         fit = page.evaluate(PLACEHOLDER_JS)
         assert fit["needs"] <= fit["room"], f"{lang}: placeholder cut off: {fit}"
         if lang == "de":
-            page.screenshot(path=str(shot_dir(tmp_path) / f"tap-settings-de-{size[0]}.png"))
+            screenshot(page, f"tap-settings-de-{size[0]}.png")
         page.keyboard.press("Escape")
         page.click("#btn-rules")
         page.wait_for_selector(f'#rules-page[data-lang="{lang}"] details summary')
@@ -76,14 +75,12 @@ def test_settings_and_rules_controls_are_tall_enough_and_the_placeholder_fits(
         if lang == "de":
             page.evaluate("document.querySelector('#why-48').open = true")
             page.locator("#why-48").scroll_into_view_if_needed()
-            page.screenshot(path=str(shot_dir(tmp_path) / f"tap-rules-de-{size[0]}.png"))
+            screenshot(page, f"tap-rules-de-{size[0]}.png")
         page.keyboard.press("Escape")
         page.wait_for_selector("#rules-sheet:not([open])", state="attached")
 
 
-def test_the_replay_slider_is_tall_enough(
-    live: Live, new_page: Callable[..., Any], tmp_path: Path
-) -> None:
+def test_the_replay_slider_is_tall_enough(live: Live, new_page: Callable[..., Any]) -> None:
     page = open_seat_page(live, new_page, seed=7, bot_speed_ms=0, deals=5)
     play_to_result(page)
     page.wait_for_selector("#result-sheet[open]")
@@ -95,4 +92,4 @@ def test_the_replay_slider_is_tall_enough(
         resize(page, *size)
         short = short_targets(page, ".replay-slider, .replay-controls button")
         assert not short, f"{size}: {short}"
-        page.screenshot(path=str(shot_dir(tmp_path) / f"tap-replay-{size[0]}.png"))
+        screenshot(page, f"tap-replay-{size[0]}.png")

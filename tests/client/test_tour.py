@@ -7,11 +7,10 @@ of that element, at every size."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
-from client_helpers import LANGUAGES, LOCALES, SIZES, Live, shot_dir, strings, wait_joined
+from client_helpers import LANGUAGES, LOCALES, SIZES, Live, screenshot, strings, wait_joined
 
 pytestmark = pytest.mark.browser
 
@@ -93,7 +92,7 @@ def test_a_first_game_shows_the_tour_once_in_the_page_language(
 
 @pytest.mark.parametrize("size", list(SIZES))
 def test_each_step_points_at_its_element_and_stays_on_screen(
-    size: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
+    size: str, live: Live, new_page: Callable[..., Any]
 ) -> None:
     width, height = SIZES[size]
     page = first_game(live, new_page, width=width, height=height)
@@ -105,7 +104,7 @@ def test_each_step_points_at_its_element_and_stays_on_screen(
         assert step["cardOnScreen"], f"{key}: the card is off screen"
         assert not step["cardCovers"], f"{key}: the card covers {target}"
         if size in ("390x844", "1280x800") and key in ("hand", "settings"):
-            page.screenshot(path=str(shot_dir(tmp_path) / f"tour-{key}-{size}.png"))
+            screenshot(page, f"tour-{key}-{size}.png")
         page.click("#tour-next")
 
 

@@ -17,7 +17,6 @@ fires ``visibilitychange``, as the browser does when the tab goes to the backgro
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,7 +25,7 @@ from client_helpers import (
     LOCALES,
     SIZES,
     Live,
-    shot_dir,
+    screenshot,
     state,
     strings,
     take_turn_with_hint_or_pass,
@@ -114,7 +113,7 @@ def next_turn_starts(page: Any) -> bool:
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_a_hidden_tab_is_told_when_our_turn_starts_and_a_click_brings_it_back(
-    lang: str, live: Live, new_page: Callable[..., Any], tmp_path: Path
+    lang: str, live: Live, new_page: Callable[..., Any]
 ) -> None:
     page = open_page(live, new_page, grant=True, lang=lang)
     words = strings(lang)
@@ -124,7 +123,6 @@ def test_a_hidden_tab_is_told_when_our_turn_starts_and_a_click_brings_it_back(
     label = page.locator("label:has(#opt-notify)")
     assert label.inner_text().strip() == words["settings.notifyTurn"]
     if lang == "en":
-        shots = shot_dir(tmp_path)
         for name, (width, height) in SIZES.items():
             page.set_viewport_size({"width": width, "height": height})
             label.scroll_into_view_if_needed()
@@ -134,7 +132,7 @@ def test_a_hidden_tab_is_told_when_our_turn_starts_and_a_click_brings_it_back(
             assert box["x"] + box["width"] <= width, name
             assert box["height"] >= 44, name
             if name in ("390x844", "1280x800"):
-                page.screenshot(path=str(shots / f"notify-setting-{name}.png"))
+                screenshot(page, f"notify-setting-{name}.png")
         page.set_viewport_size({"width": 390, "height": 844})
     page.keyboard.press("Escape")
     switch_on(page)

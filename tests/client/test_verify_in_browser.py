@@ -19,7 +19,6 @@ import json
 import random
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,7 +28,7 @@ from client_helpers import (
     Live,
     play_match_on_auto,
     resize,
-    shot_dir,
+    screenshot,
     store_language,
     strings,
     wait_joined,
@@ -88,7 +87,7 @@ def verify_rows(page: Any, root: str) -> list[dict[str, Any]]:
 
 
 def test_a_whole_match_is_verified_deal_by_deal_in_the_result_and_the_history(
-    live: Live, new_page: Callable[..., Any], tmp_path: Path
+    live: Live, new_page: Callable[..., Any]
 ) -> None:
     # No chosen seed: the match's seed comes from the table's secret, a 63-bit integer.
     # The match is played once, in English; a load at its end shows the same result sheet,
@@ -123,7 +122,6 @@ def test_a_whole_match_is_verified_deal_by_deal_in_the_result_and_the_history(
         )
         assert re.fullmatch(r"[0-9a-f]{32}", sent or "")
         if lang == "en":
-            shots = shot_dir(tmp_path)
             for name, (width, height) in SIZES.items():
                 resize(page, width, height)
                 page.locator("#result-sheet .verify").scroll_into_view_if_needed()
@@ -136,7 +134,7 @@ def test_a_whole_match_is_verified_deal_by_deal_in_the_result_and_the_history(
                 )
                 assert outside == [], name
                 if name in ("390x844", "1280x800"):
-                    page.screenshot(path=str(shots / f"verify-match-{name}.png"))
+                    screenshot(page, f"verify-match-{name}.png")
             resize(page, *SIZES["390x844"])
         # The history shows the same check under the match's scoreboard.
         page.keyboard.press("Escape")

@@ -4,7 +4,6 @@ the watched seat's card count), and how a friend who closed the tab is shown ("A
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +13,7 @@ from client_helpers import (
     Live,
     RawSeat,
     play_to_result,
-    shot_dir,
+    screenshot,
     strings,
     wait_joined,
 )
@@ -33,7 +32,7 @@ def watch_link(host: Any) -> str:
 
 
 def test_a_spectator_sees_the_watched_seats_count_and_is_offered_no_seat_actions(
-    live: Live, new_page: Callable[..., Any], tmp_path: Path
+    live: Live, new_page: Callable[..., Any]
 ) -> None:
     (seat,) = live.create_table(seed=11, bot_speed_ms=0, deals=1)
     host = new_page()
@@ -59,7 +58,7 @@ def test_a_spectator_sees_the_watched_seats_count_and_is_offered_no_seat_actions
     assert watcher.inner_text("#me-info .me-count") == str(final)
     for width, height in ((390, 844), (1280, 800)):
         watcher.set_viewport_size({"width": width, "height": height})
-        watcher.screenshot(path=str(shot_dir(tmp_path) / f"watching-result-{width}x{height}.png"))
+        screenshot(watcher, f"watching-result-{width}x{height}.png")
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
