@@ -3,7 +3,8 @@ host still sees their own turn and running clock and can reach the hand and the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -41,18 +42,33 @@ def host_leads(state: engine.MatchState) -> bool:
     return bool(state.deal.turn == 0)
 
 
-def test_the_host_panel_leaves_the_hosts_turn_clock_and_hand_in_view(
-    live: Live, new_page: Callable[..., Any]
-) -> None:
+@contextmanager
+def host_and_friend(
+    live: Live, new_page: Callable[..., Any], *, hold_frames: bool = False, **page: Any
+) -> Iterator[Any]:
+    """The host's page, joined, at a table the host leads with a 60 s turn clock, a
+    friend's socket at seat 1 (which never moves) and a bot at seat 2.  ``hold_frames``:
+    the page can hold back what it receives (``hold_incoming_frames``)."""
     seed, _ = find_seed("classic", host_leads)
     host_seat, friend_seat = live.create_table(
         seed=seed, humans=2, bots=["easy"], turn_seconds=60, bot_speed_ms=0
     )
-    host = new_page()
+    host = new_page(**page)
+    if hold_frames:
+        hold_incoming_frames(host)
     host.goto(live.seat_url(host_seat))
     wait_joined(host)
     friend = RawSeat(live, friend_seat)
     try:
+        yield host
+    finally:
+        friend.close()
+
+
+def test_the_host_panel_leaves_the_hosts_turn_clock_and_hand_in_view(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    with host_and_friend(live, new_page) as host:
         host.wait_for_selector("#me-info .clock:not([hidden])")
         host.click("#btn-invite")
         host.wait_for_selector("#invite-sheet[open]")
@@ -71,8 +87,6 @@ def test_the_host_panel_leaves_the_hosts_turn_clock_and_hand_in_view(
         host.wait_for_selector('#btn-play[aria-disabled="false"]')
         host.keyboard.press("Escape")
         host.wait_for_selector("#invite-sheet:not([open])", state="attached")
-    finally:
-        friend.close()
 
 
 def test_a_host_action_still_counts_when_a_move_lands_under_the_finger(
@@ -80,16 +94,7 @@ def test_a_host_action_still_counts_when_a_move_lands_under_the_finger(
 ) -> None:
     """The panel stays open while the table plays on, and each state draws it again: the
     button pressed must still be there to let go of."""
-    seed, _ = find_seed("classic", host_leads)
-    host_seat, friend_seat = live.create_table(
-        seed=seed, humans=2, bots=["easy"], turn_seconds=60, bot_speed_ms=0
-    )
-    host = new_page(record_sent=True)
-    hold_incoming_frames(host)
-    host.goto(live.seat_url(host_seat))
-    wait_joined(host)
-    friend = RawSeat(live, friend_seat)
-    try:
+    with host_and_friend(live, new_page, hold_frames=True, record_sent=True) as host:
         host.click("#btn-invite")
         host.wait_for_selector("#invite-sheet[open]")
         host.click("#btn-hint")
@@ -99,5 +104,3 @@ def test_a_host_action_still_counts_when_a_move_lands_under_the_finger(
         wait_held_version_above(host, version)
         press_across_a_state(host, '.host-seat[data-seat="1"] [data-action="invite"]', version)
         host.wait_for_function("() => window.sentFrames.some(f => f.type === 'invite')")
-    finally:
-        friend.close()

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from client_helpers import (
     Live,
-    RawSeat,
     click_card,
     find_seed,
     take_turn_with_hint_or_pass,
@@ -18,7 +17,7 @@ from client_helpers import (
     wait_my_turn_or_result,
     wait_version_above,
 )
-from test_host_drawer import host_leads
+from test_host_drawer import host_and_friend
 from test_scores import we_lead_with_four_threes
 
 pytestmark = pytest.mark.browser
@@ -117,12 +116,7 @@ def test_a_table_waiting_on_a_move_animates_nothing_for_ever(
     """A turn can last a minute; an animation running all that time keeps a phone's CPU
     (and in the headless shell a third of a core) busy.  The glow on the seat to move,
     the thinking dots and the last-card badge beat a few times and stop."""
-    seed, _ = find_seed("classic", host_leads)
-    host_seat, friend_seat = live.create_table(seed=seed, humans=2, bots=["easy"], bot_speed_ms=0)
-    page = new_page(reduced_motion="no-preference")
-    page.goto(live.seat_url(host_seat))
-    friend = RawSeat(live, friend_seat)
-    try:
+    with host_and_friend(live, new_page, reduced_motion="no-preference") as page:
         wait_my_turn_or_result(page)
         assert page.locator(".me.is-turn").count() == 1
         assert page.evaluate(ENDLESS_JS) == []
@@ -130,5 +124,3 @@ def test_a_table_waiting_on_a_move_animates_nothing_for_ever(
         page.wait_for_selector(".seat-card.is-turn")
         page.wait_for_selector(".thinking i")
         assert page.evaluate(ENDLESS_JS) == []
-    finally:
-        friend.close()

@@ -32,6 +32,22 @@ def open_table(live: Live, new_page: Callable[..., Any]) -> Any:
     return page
 
 
+def play_unheard(live: Live, new_page: Callable[..., Any]) -> tuple[Any, int]:
+    """A page that makes its first play and holds back what comes after: the table is
+    past our play, the page does not know it yet.  The page and the version it knows."""
+    (seat,) = live.create_table(seed=3, bot_speed_ms=800)
+    page = new_page()
+    hold_incoming_frames(page)
+    page.goto(live.seat_url(seat))
+    version: int = wait_my_turn_or_result(page)["version"]
+    page.click("#btn-hint")
+    page.wait_for_selector('#btn-play[aria-disabled="false"]')
+    page.evaluate("() => { window.holdFrames = true; }")
+    page.click("#btn-play")
+    wait_held_version_above(page, version)
+    return page, version
+
+
 def test_bot_speed_changes_at_the_table_at_once(live: Live, new_page: Callable[..., Any]) -> None:
     page = open_table(live, new_page)
     assert state(page)["table"]["bot_speed_ms"] == 800
@@ -49,17 +65,7 @@ def test_a_speed_chosen_while_the_table_moves_on_still_takes_effect(
     """The speed is sent against the version the page knows; a move already made (a bot's,
     or our own still on its way back) makes it stale.  The page asks again against the
     newer version rather than dropping the choice (CI lost it once, at a loaded moment)."""
-    (seat,) = live.create_table(seed=3, bot_speed_ms=800)
-    page = new_page()
-    hold_incoming_frames(page)
-    page.goto(live.seat_url(seat))
-    version = wait_my_turn_or_result(page)["version"]
-    page.click("#btn-hint")
-    page.wait_for_selector('#btn-play[aria-disabled="false"]')
-    page.evaluate("() => { window.holdFrames = true; }")
-    page.click("#btn-play")
-    # The table is past our play; the page does not know it yet.
-    wait_held_version_above(page, version)
+    page, version = play_unheard(live, new_page)
     assert state(page)["version"] == version
     page.click("#btn-settings")
     page.click('label[for="seg-speed-slow"]')
@@ -75,16 +81,7 @@ def test_a_tap_on_a_rule_still_counts_when_the_table_moves_under_the_finger(
     tap.  CI lost the preset this way once, at a loaded moment: each state redrew the open
     sheet, the pressed radio was replaced by a new one, and the release landed on a node the
     press never touched, so the browser sent no click."""
-    (seat,) = live.create_table(seed=3, bot_speed_ms=800)
-    page = new_page()
-    hold_incoming_frames(page)
-    page.goto(live.seat_url(seat))
-    version = wait_my_turn_or_result(page)["version"]
-    page.click("#btn-hint")
-    page.wait_for_selector('#btn-play[aria-disabled="false"]')
-    page.evaluate("() => { window.holdFrames = true; }")
-    page.click("#btn-play")
-    wait_held_version_above(page, version)
+    page, version = play_unheard(live, new_page)
     page.click("#btn-settings")
     press_across_a_state(page, 'input[name="preset"][value="sixteen"]', version)
     assert page.is_checked('input[name="preset"][value="sixteen"]')
