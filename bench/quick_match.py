@@ -37,10 +37,16 @@ from server.rooms.tokens import hash_token, new_token
 
 __all__ = ["QUICK_MATCH_LIMITS", "Seated", "main", "run_players", "summary"]
 
-# Budgets out of the way (every simulated player shares one address) and no bots.
+# The simulated players' connections, all of them from one address.
+POOL = 200
+# Budgets out of the way (every simulated player shares one address) and no bots.  The
+# connection cap per address too: a server takes up to the whole pool.  At the default
+# (64), a run at load ~12 held more than 64 connections open to one server, which cut
+# the extra ones off, and four quick retries all met the full cap.
 QUICK_MATCH_LIMITS = [
     "--player-writes-per-minute", "1000000", "--queue-joins-per-minute", "1000000",
     "--queue-polls-per-second", "1000", "--match-wait", "1h", "--queue-drop", "1h",
+    "--max-connections-per-client", str(POOL),
 ]  # fmt: skip
 
 
@@ -56,15 +62,17 @@ class Seated:
 async def _retry(send: Callable[[], Awaitable[httpx.Response]]) -> httpx.Response:
     """A request that is safe to repeat, repeated when the connection drops under it (a
     pooled connection the server closed at the same moment)."""
+    failures: list[str] = []
     for _ in range(4):
         try:
             answer = await send()
-        except httpx.TransportError:
+        except httpx.TransportError as exc:
+            failures.append(f"{type(exc).__name__}: {exc}")
             await asyncio.sleep(0.1)
             continue
         answer.raise_for_status()
         return answer
-    raise RuntimeError("a request failed four times")
+    raise RuntimeError(f"a request failed four times: {failures}")
 
 
 async def _one(
@@ -104,7 +112,7 @@ async def run_players(
         delays.append(at)
         at += rng.expovariate(rate)
     # Shorter than the server's keep-alive: a pooled connection is never reused as it closes.
-    limits = httpx.Limits(max_connections=200, keepalive_expiry=1.0)
+    limits = httpx.Limits(max_connections=POOL, keepalive_expiry=1.0)
     async with httpx.AsyncClient(timeout=60, limits=limits) as http:
         return list(
             await asyncio.gather(*(_one(http, urls, n, delays[n], poll) for n in range(players)))
