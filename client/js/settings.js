@@ -2,9 +2,9 @@
 // match length, players, bot levels) are staged and only take effect by opening a new
 // table, after a confirmation, since the server fixes them when the table is created.
 
-import { LANGUAGES, language, t } from "./i18n.js";
+import { LANGUAGES, t } from "./i18n.js";
 import { checkName } from "./names.js";
-import { $, h } from "./render.js";
+import { $, h, redraw } from "./render.js";
 
 export const PRESETS = ["classic", "sixteen", "kawu"];
 export const DEAL_CHOICES = [1, 5, 10];
@@ -55,15 +55,9 @@ export class SettingsSheet {
   sync(settings, speedMs) {
     this.settings = settings;
     if (speedMs !== undefined) this.currentSpeed = speedMs;
-    // Every state comes through here.  Redrawing for nothing would replace the control
-    // under a finger: a press on the old node and a release on its replacement make no
-    // click, and the player's choice is lost.
-    if (this.dialog.open && this.shown !== this.showing()) this.render();
-  }
-
-  /** What the sheet shows, as one string: the same string, the same sheet. */
-  showing() {
-    return JSON.stringify([this.settings, this.staged, this.currentSpeed, language()]);
+    // Every state comes through here: the choices go through `redraw`, which leaves the
+    // control under a finger in place when nothing it shows has changed.
+    if (this.dialog.open) this.render();
   }
 
   /** Check a typed name; a good one is kept and sent, a bad one explained in place. */
@@ -85,14 +79,14 @@ export class SettingsSheet {
   }
 
   render() {
-    this.shown = this.showing();
     const s = this.settings;
     const st = this.staged;
     const d = this.dialog;
     // The choices are drawn anew; a keyboard user walking them with the arrow keys keeps
     // their place on the new node of the choice they were on.
     const was = d.contains(document.activeElement) && document.activeElement.type === "radio" ? document.activeElement : null;
-    $("#preset-choices", d).replaceChildren(
+    redraw(
+      $("#preset-choices", d),
       ...PRESETS.map((p) =>
         h(
           "label",
@@ -102,12 +96,14 @@ export class SettingsSheet {
         ),
       ),
     );
-    $("#deal-choices", d).replaceChildren(
+    redraw(
+      $("#deal-choices", d),
       ...DEAL_CHOICES.map((n) =>
         segment("deals", String(n), st.deals === n, t("settings.nDeals", { n }), () => this.stage({ deals: n })),
       ),
     );
-    $("#human-choices", d).replaceChildren(
+    redraw(
+      $("#human-choices", d),
       ...[1, 2, 3].map((n) => segment("humans", String(n), st.humans === n, t(`settings.humans${n}`), () => this.stage({ humans: n }))),
     );
     const botRows = [];
@@ -121,17 +117,19 @@ export class SettingsSheet {
           { class: "bot-row" },
           h("span", { class: "bot-name", text: t("settings.botLevel", { name }) }),
           h("div", { class: "seg" }, LEVELS.map((lv) => segment(`bot${i}`, lv, st.bots[i] === lv, t(`level.${lv}`), () => {
-            const bots = [...st.bots];
+            // The staged choices when tapped: a row left in place may outlive this draw.
+            const bots = [...this.staged.bots];
             bots[i] = lv;
             this.stage({ bots });
           }))),
         ),
       );
     }
-    $("#bot-levels", d).replaceChildren(...botRows);
+    redraw($("#bot-levels", d), ...botRows);
     // A turn clock matters only among people: alone against bots nobody waits for you.
     $("#clock-row", d).hidden = st.humans < 2;
-    $("#clock-choices", d).replaceChildren(
+    redraw(
+      $("#clock-choices", d),
       ...CLOCK_CHOICES.map((s) =>
         segment("clock", String(s), st.turnSeconds === s, s ? t("settings.clockSeconds", { s }) : t("settings.clockOff"), () => this.stage({ turnSeconds: s })),
       ),
@@ -140,7 +138,8 @@ export class SettingsSheet {
     const apply = $("#btn-apply-table", d);
     apply.disabled = !changed;
     $("#new-table-note", d).classList.toggle("changed", changed);
-    $("#speed-choices", d).replaceChildren(
+    redraw(
+      $("#speed-choices", d),
       ...SPEEDS.map(([key, ms]) => segment("speed", key, nearestSpeed(this.currentSpeed) === ms, t(`speed.${key}`), () => this.onSpeed(ms))),
     );
     if (was && !was.isConnected) $(`input[name="${CSS.escape(was.name)}"][value="${CSS.escape(was.value)}"]`, d)?.focus();
