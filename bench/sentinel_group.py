@@ -104,7 +104,7 @@ class SentinelGroup:
         for port in self.sentinel_ports:
             self._start_sentinel(port, first)
         for port in self.sentinel_ports:
-            _until(
+            self._until(
                 functools.partial(self._sentinel_ready, port),
                 "the sentinels know each other and every replica",
                 timeout,
@@ -280,7 +280,7 @@ class SentinelGroup:
         self._nodes[port] = self._spawn(argv, directory / "redis.log")
         client = redis.Redis(port=port)
         try:
-            _until(lambda: bool(client.ping()), f"redis on port {port} answers", 30.0)
+            self._until(lambda: bool(client.ping()), f"redis on port {port} answers", 30.0)
         finally:
             client.close()
 

@@ -164,6 +164,13 @@ def hold_incoming_frames(page: Any) -> None:
     page.context.add_init_script(HOLD_FRAMES_JS)
 
 
+def hold_frames_from_now(page: Any) -> int:
+    """From now on the page holds back what it receives (it loaded with
+    ``hold_incoming_frames``); the table version it knows."""
+    version: int = page.evaluate("() => { window.holdFrames = true; return pdk.state().version; }")
+    return version
+
+
 # The table versions of the state frames (whole or delta) the page holds back.
 HELD_VERSIONS_JS = (
     "window.heldFrames.map(([, , ev]) => JSON.parse(ev.data))"

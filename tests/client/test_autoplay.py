@@ -14,6 +14,7 @@ from client_helpers import (
     SIZES,
     Live,
     RawSeat,
+    hold_frames_from_now,
     hold_incoming_frames,
     press_across_a_state,
     screenshot,
@@ -104,7 +105,7 @@ def test_i_am_back_still_counts_when_a_stand_in_move_lands_under_the_finger(
     page.click("#btn-auto")
     page.wait_for_function(ON_AUTO_JS)
     page.wait_for_selector("#btn-back")
-    version = page.evaluate("() => { window.holdFrames = true; return pdk.state().version; }")
+    version = hold_frames_from_now(page)
     wait_held_version_above(page, version)
     press_across_a_state(page, "#btn-back", version)
     page.wait_for_function(OFF_AUTO_JS)

@@ -13,6 +13,7 @@ from client_helpers import (
     Live,
     RawSeat,
     find_seed,
+    hold_frames_from_now,
     hold_incoming_frames,
     press_across_a_state,
     screenshot,
@@ -99,7 +100,7 @@ def test_a_host_action_still_counts_when_a_move_lands_under_the_finger(
         host.wait_for_selector("#invite-sheet[open]")
         host.click("#btn-hint")
         host.wait_for_selector('#btn-play[aria-disabled="false"]')
-        version = host.evaluate("() => { window.holdFrames = true; return pdk.state().version; }")
+        version = hold_frames_from_now(host)
         host.click("#btn-play")
         wait_held_version_above(host, version)
         press_across_a_state(host, '.host-seat[data-seat="1"] [data-action="invite"]', version)

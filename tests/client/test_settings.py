@@ -10,6 +10,7 @@ import pytest
 from client_helpers import (
     Live,
     hand_codes,
+    hold_frames_from_now,
     hold_incoming_frames,
     press_across_a_state,
     state,
@@ -39,10 +40,10 @@ def play_unheard(live: Live, new_page: Callable[..., Any]) -> tuple[Any, int]:
     page = new_page()
     hold_incoming_frames(page)
     page.goto(live.seat_url(seat))
-    version: int = wait_my_turn_or_result(page)["version"]
+    wait_my_turn_or_result(page)
     page.click("#btn-hint")
     page.wait_for_selector('#btn-play[aria-disabled="false"]')
-    page.evaluate("() => { window.holdFrames = true; }")
+    version = hold_frames_from_now(page)
     page.click("#btn-play")
     wait_held_version_above(page, version)
     return page, version
