@@ -6,6 +6,7 @@
 import { qrcode } from "../vendor/qrcode-generator/qrcode.mjs";
 import { app, reasonText } from "./app.js";
 import { createTable } from "./net.js";
+import { redraw } from "./render.js";
 import { t } from "./i18n.js";
 
 const PLAYER_KEY = "pdk.player";
@@ -193,7 +194,9 @@ async function joinCode(code) {
 }
 
 function showOpenTables(list) {
-  els.open.replaceChildren(
+  // Every table opened or filled anywhere redraws the list: the Join under a finger stays.
+  redraw(
+    els.open,
     ...list.tables.map((table) => {
       const li = document.createElement("li");
       const what = document.createElement("span");
@@ -326,8 +329,8 @@ function changeText(last) {
   return t("result.rating", { before: last.before, after: last.after, change: `${sign}${last.change}` });
 }
 
-/** Under a finished match's result: the player's rating change, once the server has
- * rated the match (it does so just after; a few polls wait for it). */
+/** The player's rating change, first in `container` (a finished match's result), once
+ * the server has rated the match (it does so just after; a few polls wait for it). */
 export async function showRatingChange(container, table) {
   if (!table || !read(PLAYER_KEY)?.credential) return;
   const line = document.createElement("p");
@@ -337,7 +340,7 @@ export async function showRatingChange(container, table) {
   const known = shownChange.get(table);
   if (known) {
     line.textContent = changeText(known);
-    container.querySelector(".sheet-actions")?.before(line);
+    place(container, line);
     return;
   }
   for (let i = 0; i < RATING_POLLS; i += 1) {
@@ -351,11 +354,18 @@ export async function showRatingChange(container, table) {
     if (last && last.table === table) {
       shownChange.set(table, last);
       line.textContent = changeText(last);
-      container.querySelector(".sheet-actions")?.before(line);
+      place(container, line);
       return;
     }
     await new Promise((done) => setTimeout(done, POLL_MS));
   }
+}
+
+/** The rating's line first in `container`, in place of one put there before (the
+ * result is drawn again while a poll for it is still out). */
+function place(container, line) {
+  container.querySelector("#result-rating")?.remove();
+  container.prepend(line);
 }
 
 // ------------------------------------------------------------ the sheet

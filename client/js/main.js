@@ -39,6 +39,7 @@ import {
   renderMe,
   renderPiles,
   renderResult,
+  resultExtrasOf,
   renderSeat,
   statusText,
 } from "./render.js";
@@ -353,8 +354,11 @@ function drawResult() {
     onNewMatch: nextDeal,
     onClose: () => els.resultSheet.close(),
   });
-  if (app.view.match_over) showRatingChange(els.resultBody, app.session?.table);
-  if (app.view.match_over) showVerification(els.resultBody, app.table.id, app.table.match_no ?? 0, els.resultBody.querySelector(".sheet-actions"));
+  const extras = resultExtrasOf(els.resultBody);
+  if (extras) {
+    showRatingChange(extras, app.session?.table);
+    showVerification(extras, app.table.id, app.table.match_no ?? 0);
+  }
 }
 
 function openResult() {

@@ -21,15 +21,32 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
-/** Put `nodes` in `el` unless it holds the same already (tags, attributes and text, as
- * `isEqualNode` compares them).  The live parts of the page are drawn again with every
- * state; a button replaced while a finger presses it takes the release on a node the
- * press never touched, and the browser sends no click.  Handlers are not compared, so
- * whatever a handler acts on must show in the node (an attribute or its text). */
+/** Put `nodes` in `el`, keeping in place each child that comes out the same (tags,
+ * attributes and text, as `isEqualNode` compares them): only the others are removed
+ * and the new ones put around the kept.  The live parts of the page are drawn again with
+ * every state; a button replaced (or moved) while a finger presses it takes the release
+ * on a node the press never touched, and the browser sends no click.  Handlers are not
+ * compared, so whatever a handler acts on must show in the node (an attribute or its
+ * text). */
 export function redraw(el, ...nodes) {
-  const old = el.childNodes;
-  if (old.length === nodes.length && nodes.every((n, i) => n.isEqualNode(old[i]))) return;
-  el.replaceChildren(...nodes);
+  const old = [...el.childNodes];
+  // Each new node's equal among the old children, taken in order so none has to move.
+  const kept = nodes.map(() => null);
+  let from = 0;
+  nodes.forEach((node, i) => {
+    const j = old.findIndex((child, k) => k >= from && node.isEqualNode(child));
+    if (j >= 0) {
+      kept[i] = old[j];
+      from = j + 1;
+    }
+  });
+  const keep = new Set(kept);
+  for (const child of old) if (!keep.has(child)) child.remove();
+  let next = null;
+  for (let i = nodes.length - 1; i >= 0; i -= 1) {
+    if (!kept[i]) el.insertBefore(nodes[i], next);
+    next = kept[i] || nodes[i];
+  }
 }
 
 /** Where each seat sits on screen: you at the bottom, next in turn on the right. */
@@ -266,6 +283,10 @@ export function renderResult(el, { view, table, onNext, onNewMatch, onClose }) {
   } else if (view.deals > 1) {
     parts.push(h("p", { class: "note", text: t("result.dealsLeft", { n: view.deals - r.deal_no }) }));
   }
+  // What is learnt about the match after it is drawn (the rating's change, the deal's
+  // verification) goes in a place of its own, kept while the same match's result is
+  // drawn again.
+  if (view.match_over) parts.push(resultExtras(el, `${table?.id}:${table?.match_no ?? 0}`));
   const actions = h("div", { class: "sheet-actions" }, h("button", { type: "button", class: "btn", onclick: onClose, text: t("result.viewTable") }));
   // A spectator watches: dealing on or starting a match is for the seats.
   const button = view.match_over
@@ -273,5 +294,19 @@ export function renderResult(el, { view, table, onNext, onNewMatch, onClose }) {
     : h("button", { type: "button", class: "btn btn-play", id: "btn-next-deal", onclick: onNext, text: t("result.nextDeal") });
   if (!view.watching) actions.append(button);
   parts.push(actions);
-  el.replaceChildren(...parts);
+  // Each state while the sheet is open draws it again: a friend's new name changes a
+  // row, and the button under a finger must stay the node the finger lifts from.
+  redraw(el, ...parts);
+}
+
+/** The result's place for what comes after it is drawn, for the match `key`: the one
+ * already in `el` if it is that match's, else an empty one. */
+function resultExtras(el, key) {
+  const kept = el.querySelector(":scope > .result-extras");
+  return kept?.dataset.match === key ? kept : h("div", { class: "result-extras", "data-match": key });
+}
+
+/** Where `renderResult` lets the rating's change and the verification go. */
+export function resultExtrasOf(el) {
+  return el.querySelector(":scope > .result-extras");
 }

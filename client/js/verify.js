@@ -179,13 +179,11 @@ export function verificationSection(results) {
   );
 }
 
-/** Check the match `match` of `table` (if this browser recorded it) and show it in `el`,
- *  before `before` (or at the end). */
-export async function showVerification(el, table, match, before = null) {
+/** Check the match `match` of `table` (if this browser recorded it) and show it at the
+ *  end of `el`, in place of what an earlier check put there. */
+export async function showVerification(el, table, match) {
   const results = await verifyRecord(matchRecord(table, match));
   if (!results || !results.length || !el.isConnected) return;
   el.querySelector(":scope > .verify")?.remove();
-  const section = verificationSection(results);
-  const anchor = before && before.parentNode === el ? before : null;
-  el.insertBefore(section, anchor);
+  el.append(verificationSection(results));
 }

@@ -184,15 +184,21 @@ def wait_held_version_above(page: Any, version: int) -> None:
     page.wait_for_function(f"(v) => {HELD_VERSIONS_JS}.some(held => held > v)", arg=version)
 
 
-def press_across_a_state(page: Any, selector: str, version: int) -> None:
-    """Press ``selector``, let the held frames (a state past ``version``) in while the
-    button is down, then let go: a tap that spans a redraw, as a finger's can."""
+def press_across_a_state(
+    page: Any, selector: str, version: int, *, landed: str | None = None
+) -> None:
+    """Press ``selector``, let the held frames (a state past ``version``, or one after
+    which the page's ``landed`` holds) in while the button is down, then let go: a tap
+    that spans a redraw, as a finger's can."""
     box = page.locator(selector).bounding_box()
     assert box is not None, selector
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.down()
     page.evaluate("() => window.releaseFrames()")
-    wait_version_above(page, version)
+    if landed is None:
+        wait_version_above(page, version)
+    else:
+        page.wait_for_function(landed)
     page.mouse.up()
 
 

@@ -137,6 +137,60 @@ def test_a_code_link_from_the_qr_seats_whoever_opens_it(
     assert wait_at(page, table["table"])["view"]["seat"] == 1
 
 
+def open_for_people(live: Live) -> dict[str, Any]:
+    """A table for three people, listed in the lobby by its host (as "Open a table for
+    people" does); the table's id and code."""
+    request = urllib.request.Request(
+        f"{live.url}/api/tables",
+        data=json.dumps({"humans": 3, "bots": []}).encode(),
+        headers={"content-type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        made: dict[str, Any] = json.loads(response.read())
+    listing = urllib.request.Request(
+        f"{live.url}/api/lobby/open",
+        data=json.dumps({"code": made["code"], "token": made["seats"][0]["token"]}).encode(),
+        headers={"content-type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(listing, timeout=10):
+        pass
+    return made
+
+
+def test_a_join_tap_still_counts_when_another_table_changes_under_the_finger(
+    live: Live, new_page: Callable[..., Any]
+) -> None:
+    """The list is drawn again whenever any listed table opens or fills: the Join
+    pressed must still be there to let go of."""
+    first, other = open_for_people(live), open_for_people(live)
+    page = new_page()
+    page.goto(live.url)
+    wait_joined(page)
+    open_lobby(page)
+    join = f"#lobby-open button[data-code='{first['code']}']"
+    page.wait_for_selector(join)
+    page.wait_for_selector(f"#lobby-open button[data-code='{other['code']}']")
+    box = page.locator(join).bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    # Someone takes a seat at the other table: its row now says one seat is left.
+    request = urllib.request.Request(
+        f"{live.url}/api/codes/{other['code']}/join", data=b"", method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=10):
+        pass
+    page.wait_for_function(
+        "(c) => document.querySelector(`#lobby-open button[data-code='${c}']`)"
+        " .parentElement.textContent.includes('1 seat free')",
+        arg=other["code"],
+    )
+    page.mouse.up()
+    assert wait_at(page, first["table"])["view"]["seat"] == 1
+
+
 def test_the_lobby_sheet_fits_and_its_controls_are_tall_enough(
     live: Live, new_page: Callable[..., Any]
 ) -> None:
