@@ -28,10 +28,7 @@ import re
 import unicodedata
 from enum import StrEnum
 from functools import lru_cache
-
-# Unicode's confusables data (TR39), kept up to date by its maintainers; the
-# package has no type hints.
-from confusable_homoglyphs import confusables  # type: ignore[import-untyped]
+from typing import Any
 
 __all__ = [
     "BOT_NAMES",
@@ -200,9 +197,21 @@ def _prototype(ch: str) -> str:
     return other
 
 
+@lru_cache(maxsize=1)
+def _confusables() -> Any:
+    """Unicode's confusables data (TR39), kept up to date by the maintainers of
+    ``confusable_homoglyphs`` (a package without type hints).  Loaded when a name is
+    first checked, not at import: parsed, it is 9 MiB of dicts and 40 ms of a start,
+    which a process that never checks a name (most test servers, a replica that only
+    forwards) need not pay."""
+    from confusable_homoglyphs import confusables  # type: ignore[import-untyped]
+
+    return confusables
+
+
 def _homoglyphs(ch: str) -> list[str]:
     """What ``ch`` may be confused with, by the library's public ``is_confusable``."""
-    found = confusables.is_confusable(ch, greedy=True)
+    found = _confusables().is_confusable(ch, greedy=True)
     return [str(g["c"]) for g in found[0]["homoglyphs"]] if found else []
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -160,3 +162,19 @@ async def test_a_rename_is_stored_and_every_seat_sees_it_also_after_a_reload(
     loaded = await store.load(meta.id)
     assert loaded is not None
     assert [s.name for s in loaded[0].seats] == ["You", "Mei", "Ben"]
+
+
+def test_the_confusables_data_is_loaded_by_the_first_name_checked_not_by_a_start() -> None:
+    """Unicode's confusables are 9 MiB once parsed: a server that never checks a name
+    (a test's, a replica that only forwards) starts without them."""
+    check = (
+        "import sys, server.cli, server.app\n"
+        "before = 'confusable_homoglyphs' in sys.modules\n"
+        "from server.rooms.names import clean_name\n"
+        "clean_name('Mei')\n"
+        "print(before, 'confusable_homoglyphs' in sys.modules)\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", check], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert ran.stdout.split() == ["False", "True"]
