@@ -193,8 +193,46 @@ async function joinCode(code) {
   }
 }
 
+// A list that came while a finger is down on the list waits for the finger to lift:
+// a table opened above (newest first) or gone would slide the rows under it, and the
+// release would land on another table's Join, or on none.
+let held = null;
+let pressing = false;
+// How long after a release its click may come (a touch's follows the lift as a tap
+// gesture); with no click by then (a drag, a cancelled press) the held list is drawn.
+const CLICK_GRACE_MS = 300;
+
+function holdWhilePressed() {
+  els.open.addEventListener("pointerdown", () => {
+    pressing = true;
+  });
+  const drawHeld = () => {
+    const list = held;
+    held = null;
+    if (list) showOpenTables(list);
+  };
+  const lift = () => {
+    if (!pressing) return;
+    pressing = false;
+    const late = setTimeout(drawHeld, CLICK_GRACE_MS);
+    // After the release's click has reached the row it was pressed on.
+    const clicked = () => {
+      clearTimeout(late);
+      setTimeout(drawHeld);
+    };
+    window.addEventListener("click", clicked, { once: true, capture: true });
+  };
+  window.addEventListener("pointerup", lift);
+  window.addEventListener("pointercancel", lift);
+}
+
 function showOpenTables(list) {
-  // Every table opened or filled anywhere redraws the list: the Join under a finger stays.
+  if (pressing) {
+    held = list;
+    return;
+  }
+  // Every table opened or filled anywhere redraws the list: the rows that stay the same
+  // stay the same nodes.
   redraw(
     els.open,
     ...list.tables.map((table) => {
@@ -414,6 +452,7 @@ function bind() {
     joinCode(els.code.value.trim());
   });
   els.newOpen.addEventListener("click", openForPeople);
+  holdWhilePressed();
   els.listMine.addEventListener("click", listMine);
   els.recovery.addEventListener("click", async () => {
     try {

@@ -159,13 +159,28 @@ def open_for_people(live: Live) -> dict[str, Any]:
     return made
 
 
-def test_a_join_tap_still_counts_when_another_table_changes_under_the_finger(
+# An init script: every list of open tables the page's lobby is sent, in
+# ``window.lobbyLists``, whether or not the page has drawn it yet.
+RECORD_LISTS_JS = """(() => {
+  window.lobbyLists = [];
+  const Original = window.EventSource;
+  window.EventSource = function (...args) {
+    const source = new Original(...args);
+    source.addEventListener("message", (e) => window.lobbyLists.push(JSON.parse(e.data)));
+    return source;
+  };
+})()"""
+
+
+def test_a_join_tap_still_counts_when_the_list_changes_under_the_finger(
     live: Live, new_page: Callable[..., Any]
 ) -> None:
-    """The list is drawn again whenever any listed table opens or fills: the Join
-    pressed must still be there to let go of."""
+    """The list is sent again whenever any table opens or fills, newest first: a table
+    opened while a Join is pressed would slide that Join down from under the finger, so
+    the list waits for the finger to lift, and is drawn then."""
     first, other = open_for_people(live), open_for_people(live)
     page = new_page()
+    page.add_init_script(RECORD_LISTS_JS)
     page.goto(live.url)
     wait_joined(page)
     open_lobby(page)
@@ -176,18 +191,22 @@ def test_a_join_tap_still_counts_when_another_table_changes_under_the_finger(
     assert box is not None
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.down()
-    # Someone takes a seat at the other table: its row now says one seat is left.
+    # A table opens (listed above the others) and someone sits at the other one.
+    newest = open_for_people(live)
     request = urllib.request.Request(
         f"{live.url}/api/codes/{other['code']}/join", data=b"", method="POST"
     )
     with urllib.request.urlopen(request, timeout=10):
         pass
     page.wait_for_function(
-        "(c) => document.querySelector(`#lobby-open button[data-code='${c}']`)"
-        " .parentElement.textContent.includes('1 seat free')",
-        arg=other["code"],
+        "([c, o]) => window.lobbyLists.some(l => l.tables.some(t => t.code === c)"
+        " && l.tables.some(t => t.code === o && t.free === 1))",
+        arg=[newest["code"], other["code"]],
     )
     page.mouse.up()
+    # The list that came meanwhile is drawn once the finger is up...
+    page.wait_for_selector(f"#lobby-open button[data-code='{newest['code']}']", state="attached")
+    # ...and the tap went to the table it was pressed on.
     assert wait_at(page, first["table"])["view"]["seat"] == 1
 
 
