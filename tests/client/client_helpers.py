@@ -56,15 +56,20 @@ class Live:
     url: str
     process: Any
 
-    def create_table(self, **body: Any) -> list[Seat]:
+    def post(self, path: str, body: Any = None) -> Any:
+        """POST ``body`` as JSON (none if None) to ``path``; the JSON answer (None if empty)."""
         request = urllib.request.Request(
-            f"{self.url}/api/tables",
-            data=json.dumps(body).encode(),
-            headers={"content-type": "application/json"},
+            f"{self.url}{path}",
+            data=b"" if body is None else json.dumps(body).encode(),
+            headers={} if body is None else {"content-type": "application/json"},
             method="POST",
         )
         with urllib.request.urlopen(request, timeout=WAIT_MS / 1000) as response:
-            answer = json.loads(response.read())
+            raw = response.read()
+        return json.loads(raw) if raw else None
+
+    def create_table(self, **body: Any) -> list[Seat]:
+        answer = self.post("/api/tables", body)
         return [
             Seat(table=answer["table"], token=s["token"], seat=s["seat"], invite=s["invite"])
             for s in answer["seats"]

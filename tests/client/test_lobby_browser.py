@@ -3,9 +3,7 @@ code (and its QR) seats a fourth at an open table, and the sheet fits a 360 px p
 
 from __future__ import annotations
 
-import json
 import re
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -124,14 +122,7 @@ def test_a_table_opened_for_people_is_listed_live_and_its_code_seats_a_fourth(
 def test_a_code_link_from_the_qr_seats_whoever_opens_it(
     live: Live, new_page: Callable[..., Any]
 ) -> None:
-    request = urllib.request.Request(
-        f"{live.url}/api/tables",
-        data=json.dumps({"humans": 2, "bots": ["easy"]}).encode(),
-        headers={"content-type": "application/json"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        table = json.loads(response.read())
+    table = live.post("/api/tables", {"humans": 2, "bots": ["easy"]})
     page = new_page()
     page.goto(f"{live.url}/#code={table['code']}")
     assert wait_at(page, table["table"])["view"]["seat"] == 1
@@ -140,22 +131,8 @@ def test_a_code_link_from_the_qr_seats_whoever_opens_it(
 def open_for_people(live: Live) -> dict[str, Any]:
     """A table for three people, listed in the lobby by its host (as "Open a table for
     people" does); the table's id and code."""
-    request = urllib.request.Request(
-        f"{live.url}/api/tables",
-        data=json.dumps({"humans": 3, "bots": []}).encode(),
-        headers={"content-type": "application/json"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        made: dict[str, Any] = json.loads(response.read())
-    listing = urllib.request.Request(
-        f"{live.url}/api/lobby/open",
-        data=json.dumps({"code": made["code"], "token": made["seats"][0]["token"]}).encode(),
-        headers={"content-type": "application/json"},
-        method="POST",
-    )
-    with urllib.request.urlopen(listing, timeout=10):
-        pass
+    made: dict[str, Any] = live.post("/api/tables", {"humans": 3, "bots": []})
+    live.post("/api/lobby/open", {"code": made["code"], "token": made["seats"][0]["token"]})
     return made
 
 
@@ -193,11 +170,7 @@ def test_a_join_tap_still_counts_when_the_list_changes_under_the_finger(
     page.mouse.down()
     # A table opens (listed above the others) and someone sits at the other one.
     newest = open_for_people(live)
-    request = urllib.request.Request(
-        f"{live.url}/api/codes/{other['code']}/join", data=b"", method="POST"
-    )
-    with urllib.request.urlopen(request, timeout=10):
-        pass
+    live.post(f"/api/codes/{other['code']}/join")
     page.wait_for_function(
         "([c, o]) => window.lobbyLists.some(l => l.tables.some(t => t.code === c)"
         " && l.tables.some(t => t.code === o && t.free === 1))",

@@ -57,14 +57,7 @@ def play_both_to_the_end(pages: list[Any]) -> None:
 def test_after_a_match_the_rating_change_statistics_and_leaderboard_show(
     live: Live, new_page: Callable[..., Any]
 ) -> None:
-    request = urllib.request.Request(
-        f"{live.url}/api/tables",
-        data=json.dumps({"humans": 2, "bots": ["easy"], "bot_speed_ms": 0, "deals": 1}).encode(),
-        headers={"content-type": "application/json"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        table = json.loads(response.read())
+    table = live.post("/api/tables", {"humans": 2, "bots": ["easy"], "bot_speed_ms": 0, "deals": 1})
     host = new_page(width=390, height=844)
     host.goto(f"{live.url}{table['seats'][0]['invite']}")
     wait_joined(host)
