@@ -302,7 +302,7 @@ export function renderResult(el, { view, table, onNext, onNewMatch, onClose }) {
 /** The result's place for what comes after it is drawn, for the match `key`: the one
  * already in `el` if it is that match's, else an empty one. */
 function resultExtras(el, key) {
-  const kept = el.querySelector(":scope > .result-extras");
+  const kept = resultExtrasOf(el);
   return kept?.dataset.match === key ? kept : h("div", { class: "result-extras", "data-match": key });
 }
 
