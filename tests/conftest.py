@@ -4,8 +4,9 @@
   configuration as production) for the whole run; yields its ``unix://`` URL.
 - ``redis_url`` (function): the same URL after FLUSHDB, so each test starts on
   an empty database.
-- ``server_process`` (function, factory): the whole server as a subprocess
-  (``python -m server serve``), by default on the test's ``redis_url``.
+- ``server_process`` (function, factory): the whole server as a process of its
+  own (``python -m server serve``, forked from a process that has imported the
+  server: tests/forked_servers.py), by default on the test's ``redis_url``.
   Calling it starts a server and waits for ``/healthz``; the returned
   ``ServerProcess`` can be ``kill()``-ed (SIGKILL by default), sent a ``signal()``
   (SIGSTOP, SIGCONT) and ``start()``-ed
@@ -35,6 +36,7 @@ import redis.asyncio as aioredis
 from hypothesis import HealthCheck, settings
 
 from server.redis_embedded import EmbeddedRedis
+from tests.forked_servers import ForkedChild, can_fork, fork_server
 
 __all__ = ["REPO_ROOT", "SCRIPTED_PACE", "ServerFactory", "ServerLauncher", "ServerProcess"]
 
@@ -206,7 +208,11 @@ def free_port() -> int:
 
 
 class ServerProcess:
-    """``paodekuai serve`` in a child process, bound to 127.0.0.1 on a fixed port.
+    """``paodekuai serve`` in a process of its own, bound to 127.0.0.1 on a fixed port.
+
+    The process is forked from the test process's zygote (tests/forked_servers.py),
+    or exec'd as ``argv`` when the test changed ``argv`` or asks for other
+    ``PYTHON*`` settings (``forked`` says which).
 
     ``url`` has no trailing slash (``f"{srv.url}/healthz"``); ``ws_url`` is the
     game socket.  Output goes to ``log_path``; failures quote its tail.
@@ -233,12 +239,17 @@ class ServerProcess:
             "--host", "127.0.0.1", "--port", str(port), *args,
         ]  # fmt: skip
         self._env = dict(env)
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: subprocess.Popen[bytes] | ForkedChild | None = None
         self._log: IO[bytes] | None = None
 
     @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
+
+    @property
+    def forked(self) -> bool:
+        """Whether it was forked from the zygote (tests/forked_servers.py), not exec'd."""
+        return isinstance(self._proc, ForkedChild)
 
     @property
     def running(self) -> bool:
@@ -250,16 +261,23 @@ class ServerProcess:
             raise RuntimeError(f"server on port {self.port} is already running (pid {self.pid})")
         self._close_log()
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in kill()/_close_log()
-        self._log.write(f"--- start: {' '.join(self.argv)}\n".encode())
+        # A test may run the server under another program (``prlimit``): then only a
+        # fresh interpreter does what it asks.
+        forked = self.argv[:3] == [sys.executable, "-m", "server"] and can_fork(self._env)
+        started = "forked" if forked else "start"
+        self._log.write(f"--- {started}: {' '.join(self.argv)}\n".encode())
         self._log.flush()
-        self._proc = subprocess.Popen(
-            self.argv,
-            cwd=REPO_ROOT,
-            env=self._env,
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-        )
+        if forked:
+            self._proc = fork_server(self.argv[3:], env=self._env, log_path=self.log_path)
+        else:
+            self._proc = subprocess.Popen(
+                self.argv,
+                cwd=REPO_ROOT,
+                env=self._env,
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+            )
         deadline = time.monotonic() + timeout
         while True:
             status = self._proc.poll()
