@@ -1,12 +1,12 @@
 // Playing with people: the player's identity, quick match, room codes, the open tables
-// and the invite QR.  Everything here talks to the server over HTTP (docs/protocol.md,
+// (their live list: open_tables.js) and the invite QR.  Everything here talks to the server over HTTP (docs/protocol.md,
 // "Players and the lobby"); a seat it finds is handed to the table as an invite link
 // (`#table=...&token=...`), which main.js follows like any other.
 
 import { qrcode } from "../vendor/qrcode-generator/qrcode.mjs";
 import { app, reasonText } from "./app.js";
 import { createTable } from "./net.js";
-import { redraw } from "./render.js";
+import { openTables } from "./open_tables.js";
 import { t } from "./i18n.js";
 
 const PLAYER_KEY = "pdk.player";
@@ -19,7 +19,7 @@ const POLL_MS = 1000;
 const $ = (id) => document.getElementById(id);
 const els = {};
 let player = null; // {id, name, colour}
-let events = null; // the lobby's EventSource while the sheet is open
+let openList = null; // the open tables (open_tables.js), made by bind()
 let polling = null;
 
 function read(key) {
@@ -193,82 +193,6 @@ async function joinCode(code) {
   }
 }
 
-// A list that came while a finger is down on the list waits for the finger to lift:
-// a table opened above (newest first) or gone would slide the rows under it, and the
-// release would land on another table's Join, or on none.
-let held = null;
-let pressing = false;
-// How long after a release its click may come (a touch's follows the lift as a tap
-// gesture); with no click by then (a drag, a cancelled press) the held list is drawn.
-const CLICK_GRACE_MS = 300;
-
-function holdWhilePressed() {
-  els.open.addEventListener("pointerdown", () => {
-    pressing = true;
-  });
-  const drawHeld = () => {
-    const list = held;
-    held = null;
-    if (list) showOpenTables(list);
-  };
-  const lift = () => {
-    if (!pressing) return;
-    pressing = false;
-    const late = setTimeout(drawHeld, CLICK_GRACE_MS);
-    // After the release's click has reached the row it was pressed on.
-    const clicked = () => {
-      clearTimeout(late);
-      setTimeout(drawHeld);
-    };
-    window.addEventListener("click", clicked, { once: true, capture: true });
-  };
-  window.addEventListener("pointerup", lift);
-  window.addEventListener("pointercancel", lift);
-}
-
-function showOpenTables(list) {
-  if (pressing) {
-    held = list;
-    return;
-  }
-  // Every table opened or filled anywhere redraws the list: the rows that stay the same
-  // stay the same nodes.
-  redraw(
-    els.open,
-    ...list.tables.map((table) => {
-      const li = document.createElement("li");
-      const what = document.createElement("span");
-      what.className = "what";
-      const name = document.createElement("strong");
-      name.textContent = t(`preset.${table.rules}.name`);
-      const facts = document.createElement("small");
-      const bots = table.bots ? table.bots.split(",").map((l) => t(`level.${l}`)).join(", ") : t("lobby.noBots");
-      facts.textContent = t("lobby.facts", { deals: table.deals, n: table.free, bots });
-      what.append(name, facts);
-      const join = document.createElement("button");
-      join.type = "button";
-      join.className = "btn";
-      join.textContent = t("lobby.join");
-      join.dataset.code = table.code;
-      join.addEventListener("click", () => joinCode(table.code));
-      li.append(what, join);
-      return li;
-    }),
-  );
-  els.openEmpty.hidden = list.tables.length > 0;
-}
-
-function watchLobby() {
-  if (events) return;
-  events = new EventSource("/api/lobby/events");
-  events.onmessage = (e) => showOpenTables(JSON.parse(e.data));
-}
-
-function unwatchLobby() {
-  events?.close();
-  events = null;
-}
-
 async function openForPeople() {
   els.codeWhy.textContent = "";
   try {
@@ -411,7 +335,7 @@ function place(container, line) {
 async function openSheet() {
   els.sheet.showModal();
   showInvite();
-  watchLobby();
+  openList.watch();
   try {
     await ensurePlayer();
     showProfile();
@@ -444,7 +368,7 @@ function bind() {
     select.addEventListener("change", () => showBoard().catch((err) => (els.profileWhy.textContent = reasonText(err.code, err.message))));
   }
   els.button.addEventListener("click", openSheet);
-  els.sheet.addEventListener("close", unwatchLobby);
+  els.sheet.addEventListener("close", () => openList.unwatch());
   els.quick.addEventListener("click", quickMatch);
   els.quickCancel.addEventListener("click", stopLooking);
   els.codeForm.addEventListener("submit", (e) => {
@@ -452,7 +376,7 @@ function bind() {
     joinCode(els.code.value.trim());
   });
   els.newOpen.addEventListener("click", openForPeople);
-  holdWhilePressed();
+  openList = openTables(els.open, els.openEmpty, joinCode);
   els.listMine.addEventListener("click", listMine);
   els.recovery.addEventListener("click", async () => {
     try {
