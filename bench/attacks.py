@@ -446,7 +446,8 @@ async def honest(url: str, table: dict[str, Any], seconds: float) -> tuple[list[
                 # The action in flight: the version it was sent at, and when.
                 pending: tuple[int, float] | None = None
                 while time.monotonic() < deadline:
-                    frame = json.loads(await asyncio.wait_for(ws.recv(), 15))
+                    async with asyncio.timeout(15):
+                        frame = json.loads(await ws.recv())
                     if frame["type"] == "error" and pending is not None:
                         refused += 1
                         pending = None

@@ -217,7 +217,8 @@ async def play(ws_url: str, seen: Seen, stop: asyncio.Event) -> None:
                 )
                 acted = -1
                 while not stop.is_set():
-                    raw = await asyncio.wait_for(ws.recv(), 10)
+                    async with asyncio.timeout(10):
+                        raw = await ws.recv()
                     frame = json.loads(raw)
                     if frame["type"] != "state":
                         continue

@@ -223,7 +223,8 @@ async def play(seat: Seat, stop_at: float, think: float, rng: random.Random) -> 
             sent_at: float | None = None
             while loop.time() < stop_at:
                 try:
-                    raw = await asyncio.wait_for(ws.recv(), max(0.1, stop_at - loop.time()))
+                    async with asyncio.timeout(max(0.1, stop_at - loop.time())):
+                        raw = await ws.recv()
                 except TimeoutError:
                     return
                 seat.frames += 1

@@ -245,7 +245,8 @@ async def timed_play(ws_url: str, seen: Seen, stop: asyncio.Event, latencies: li
                 )
                 acted, sent = -1, 0.0
                 while not stop.is_set():
-                    frame = json.loads(await asyncio.wait_for(ws.recv(), 10))
+                    async with asyncio.timeout(10):
+                        frame = json.loads(await ws.recv())
                     if frame["type"] != "state":
                         continue
                     version = frame["version"]

@@ -55,7 +55,8 @@ async def fill(url: str, table: dict[str, Any], entries: int) -> int:
         await ws.send(json.dumps({"type": "join", "table": table["table"], "token": seat["token"]}))
         acted = -1
         while True:
-            frame = json.loads(await asyncio.wait_for(ws.recv(), 15))
+            async with asyncio.timeout(15):
+                frame = json.loads(await ws.recv())
             if frame["type"] != "state":
                 continue
             version = frame["version"]

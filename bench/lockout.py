@@ -137,12 +137,14 @@ async def _hold(
         opened = False
         try:
             async with gate:
-                reader, opened_writer = await asyncio.wait_for(
-                    asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0)), 10
-                )
+                async with asyncio.timeout(10):
+                    reader, opened_writer = await asyncio.open_connection(
+                        "127.0.0.1", port, local_addr=(source, 0)
+                    )
                 writer = opened_writer
                 opened_writer.write(handshake(port))
-                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+                async with asyncio.timeout(10):
+                    head = await reader.readuntil(b"\r\n\r\n")
             if b" 101 " in head.split(b"\r\n", 1)[0]:
                 opened = True
                 counts["opened"] += 1

@@ -823,7 +823,8 @@ async def bench(args: argparse.Namespace, base: str, pid: int) -> dict[str, Any]
     # Memory once every table has joined and shown its first state, before the shared
     # caches and the matches grow: what a table costs by itself.
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(asyncio.gather(*(r.joined.wait() for r in runs)), args.duration / 2)
+        async with asyncio.timeout(args.duration / 2):
+            await asyncio.gather(*(r.joined.wait() for r in runs))
     rss_joined = rss_bytes(pid)
     if args.steady:
         before, started = await steady_start(base, pid, redis, runs, window)

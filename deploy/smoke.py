@@ -245,7 +245,8 @@ class Player:
         acted_at = -1
         while True:
             try:
-                raw = await asyncio.wait_for(ws.recv(), SILENT_SECONDS)
+                async with asyncio.timeout(SILENT_SECONDS):
+                    raw = await ws.recv()
             except TimeoutError:
                 self._ended("silent")
                 return  # no answer to the pings: given up, as the browser does

@@ -74,7 +74,8 @@ async def _receive_frame(websocket: WebSocket) -> str | bytes | None:
 
 async def _close(websocket: WebSocket, code: int, reason: str) -> None:
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(websocket.close(code, reason), _CLOSE_TIMEOUT_SECONDS)
+        async with asyncio.timeout(_CLOSE_TIMEOUT_SECONDS):
+            await websocket.close(code, reason)
 
 
 async def _refuse(websocket: WebSocket, error: ServerError[Any]) -> None:
@@ -86,7 +87,8 @@ async def _refuse(websocket: WebSocket, error: ServerError[Any]) -> None:
 
 async def _read_join(websocket: WebSocket, max_bytes: int, within: float) -> JoinMsg | None:
     try:
-        frame = await asyncio.wait_for(_receive_frame(websocket), within)
+        async with asyncio.timeout(within):
+            frame = await _receive_frame(websocket)
     except TimeoutError:
         late = ProtocolError(ProtocolErrorCode.JOIN_REQUIRED, "no join message in time")
         await _refuse(websocket, late)

@@ -92,10 +92,11 @@ async def decide(level: str, seed: int, view: SeatView, budget: float) -> BotAct
         think_for = think_time(budget)
         loop = asyncio.get_running_loop()
         view_bytes = msgspec.msgpack.encode(view)
-        data = await asyncio.wait_for(
-            loop.run_in_executor(get_pool(), think, level, seed, view_bytes, think_for, asked_at),
-            timeout=budget + GRACE_SECONDS,
+        thinking = loop.run_in_executor(
+            get_pool(), think, level, seed, view_bytes, think_for, asked_at
         )
+        async with asyncio.timeout(budget + GRACE_SECONDS):
+            data = await thinking
         action: Play | Pass = decode_action(data)
     except Exception:
         log.exception("bot %s failed on seat %d; playing a fallback", level, view.seat)

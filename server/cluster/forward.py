@@ -330,7 +330,8 @@ class Forwarder:
                 return
             tick += 1
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._until_next_look())
+                async with asyncio.timeout(self._until_next_look()):
+                    await self._wake.wait()
 
     def _until_next_look(self) -> float:
         # Every forwarder of the process looks on the same beat, so the node can ask
