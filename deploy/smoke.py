@@ -25,6 +25,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
+import functools
 import itertools
 import json
 import os
@@ -33,17 +35,21 @@ import socket
 import ssl
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import websockets
 from websockets.exceptions import WebSocketException
 
 __all__ = ["Report", "main", "run"]
+
+T = TypeVar("T")
 
 # How often the player pings, and how long a socket may stay silent after a ping.
 PING_SECONDS = 1.0
@@ -286,6 +292,34 @@ class Player:
         return True
 
 
+async def in_daemon_thread(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in a thread of its own that never holds up the script's exit.
+
+    A probe may wait on a stalled replica until the proxy gives up (30 s in
+    deploy/nginx.conf).  ``asyncio.to_thread`` would make the script's exit wait for
+    it too; a probe still waiting at the end is counted instead, as unanswered for as
+    long as it has waited (``Prober.settle``), and left behind."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not done.done():  # cancelled meanwhile
+            outcome()
+
+    def run() -> None:
+        try:
+            result = fn(*args)
+        except Exception as error:  # handed to the waiting task, as to_thread would
+            report = functools.partial(settle, functools.partial(done.set_exception, error))
+        else:
+            report = functools.partial(settle, functools.partial(done.set_result, result))
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
+            loop.call_soon_threadsafe(report)
+
+    threading.Thread(target=run, name="probe", daemon=True).start()
+    return await done
+
+
 class Prober:
     """A plain request and a game-socket upgrade through the proxy, every 100 ms."""
 
@@ -300,8 +334,8 @@ class Prober:
     async def run(self) -> None:
         while True:
             await asyncio.gather(
-                asyncio.to_thread(self._timed, "GET /healthz", self._get),
-                asyncio.to_thread(self._timed, f"upgrade /ws?table={self.table}", self._ws),
+                in_daemon_thread(self._timed, "GET /healthz", self._get),
+                in_daemon_thread(self._timed, f"upgrade /ws?table={self.table}", self._ws),
                 asyncio.sleep(PROBE_SECONDS),
             )
 
@@ -390,8 +424,10 @@ async def run(args: argparse.Namespace) -> Report:
         report.kill_took = time.monotonic() - killed_at
         if kill.returncode != 0:
             raise SmokeError(f"--kill-cmd exited with {kill.returncode}")
-        if await player.until_version(report.version_at_kill + 1, args.guard):
-            await player.until_version(report.version_at_kill + ACTIONS_AFTER)
+        # Play goes on when several more actions are told within the guard: one frame
+        # the stopped owner had already sent is no resumption (and the guard bounds the
+        # whole wait, not only its first action's).
+        if await player.until_version(report.version_at_kill + ACTIONS_AFTER, args.guard):
             resumed = player.resumed_at(report.version_at_kill, socket_at_kill)
             report.play_resumed_seconds = resumed - killed_at
         else:
