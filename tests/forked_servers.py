@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import io
 import json
 import os
@@ -54,7 +55,7 @@ _REQUEST_LIMIT = 1 << 20  # a request is argv, environment and paths: a few KiB
 
 def can_fork(env: Mapping[str, str]) -> bool:
     """Whether a server with environment ``env`` may be forked from the zygote."""
-    if os.environ.get("PDK_FORK_SERVERS") == "0" or not hasattr(os, "pidfd_open"):
+    if os.environ.get("PDK_FORK_SERVERS") == "0" or not _pidfds():
         return False
     zygote_env = _made.env if _made is not None else _zygote_env()
     return _interpreter_settings(env) == _interpreter_settings(zygote_env)
@@ -66,6 +67,16 @@ def fork_server(args: Sequence[str], *, env: Mapping[str, str], log_path: Path) 
     return _zygote().fork(
         {"args": list(args), "env": dict(env), "log": str(log_path), "cwd": str(REPO_ROOT)}
     )
+
+
+@functools.cache
+def _pidfds() -> bool:
+    """Whether this kernel gives pidfds (Linux 5.3 and later), which the zygote waits on."""
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except (AttributeError, OSError):
+        return False
+    return True
 
 
 class ForkedChild:
