@@ -27,6 +27,7 @@ def play_deal(preset: str, seed: int, bots: list[Bot]) -> int:
     return decisions
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_easy_and_normal_bots_only_play_legal_actions_over_many_deals(preset: str) -> None:
     for seed in range(300):

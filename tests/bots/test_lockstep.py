@@ -95,6 +95,7 @@ def lockstep_deal(preset: str, seed: int) -> tuple[int, int]:
     return bombs, sum(result.shut_out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_simulator_and_engine_agree_after_every_move_of_random_deals(preset: str) -> None:
     bombs = shut_outs = 0

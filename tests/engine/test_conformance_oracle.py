@@ -70,6 +70,7 @@ def _features(position: dict[str, Any], answer: dict[str, Any]) -> set[str]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset", PRESETS)
 def test_solve_agrees_with_oracle_on_random_positions(preset: str) -> None:
     rng = random.Random(f"oracle/{preset}")
@@ -164,6 +165,7 @@ def test_seat_view_agrees_with_oracle_under_mixed_house_rules(rules: engine.Rule
     assert checked > 100
 
 
+@pytest.mark.slow
 @settings(max_examples=HYPOTHESIS_EXAMPLES, derandomize=True, database=None, deadline=None)
 @given(
     preset=st.sampled_from(PRESETS),

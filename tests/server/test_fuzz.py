@@ -8,6 +8,7 @@ import json
 import random
 from typing import TYPE_CHECKING
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from wire import RawWebSocket, http_json
@@ -81,6 +82,7 @@ def test_the_presenter_answers_every_generated_frame(seed: int) -> None:
     assert isinstance(inbound, presenter.Answer | presenter.ToRoom)
 
 
+@pytest.mark.slow
 def test_a_real_server_survives_thousands_of_hostile_frames_on_one_socket(
     server_process: ServerFactory,
 ) -> None:
