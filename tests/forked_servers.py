@@ -151,7 +151,9 @@ class _Lines:
 
 class _Zygote:
     def __init__(self) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        # Records, not a stream: each start's request and descriptor arrive alone, even
+        # when several threads start servers at once.
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._control = ours
         self.env = _zygote_env()
         self._process = subprocess.Popen(
