@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import urllib.error
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -81,9 +82,24 @@ async def version_reaches(
 
 
 async def table_on(group: RedisClusterGroup, url: str, port: int) -> Seen:
-    """A new table whose slot the node on ``port`` owns (others are made until one is)."""
-    for _ in range(100):
-        seen = Seen(*await create_table(url))
+    """A new table whose slot the node on ``port`` owns (others are made until one is).
+
+    The group's short node timeout (fast failovers) lets a loaded machine's late ping
+    mark a node failing for a moment, even once the group has settled; a table asked
+    for then is refused (503, "The cluster is down"), so it is asked for again until
+    the cluster takes it."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 60
+    made = 0
+    while made < 100:
+        try:
+            seen = Seen(*await create_table(url))
+        except urllib.error.HTTPError as refused:
+            if refused.code != 503 or loop.time() > deadline:
+                raise
+            await asyncio.sleep(0.1)
+            continue
+        made += 1
         if await asyncio.to_thread(group.owner, f"pdk:{{{seen.table}}}:log") == port:
             return seen
     raise AssertionError(f"no table of 100 landed on the node on port {port}")
