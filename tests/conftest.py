@@ -36,7 +36,7 @@ import redis.asyncio as aioredis
 from hypothesis import HealthCheck, settings
 
 from server.redis_embedded import EmbeddedRedis
-from tests.forked_servers import ForkedChild, can_fork, fork_server
+from tests.forked_servers import ForkedChild, can_fork, fork_server, server_env
 
 __all__ = ["REPO_ROOT", "SCRIPTED_PACE", "ServerFactory", "ServerLauncher", "ServerProcess"]
 
@@ -394,9 +394,7 @@ class ServerLauncher:
         else:
             chosen_redis = redis_url or self._redis_url
             flags += ["--redis-url", chosen_redis]
-        # The child sees only our settings, never a developer's PAODEKUAI_* variables.
-        child_env = {k: v for k, v in os.environ.items() if not k.startswith("PAODEKUAI_")}
-        child_env["PYTHONUNBUFFERED"] = "1"
+        child_env = server_env()
         child_env.update(env or {})
         process = ServerProcess(
             port=free_port(),

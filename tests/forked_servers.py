@@ -41,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ForkedChild", "can_fork", "fork_server"]
+__all__ = ["ForkedChild", "can_fork", "fork_server", "server_env"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,7 +57,7 @@ def can_fork(env: Mapping[str, str]) -> bool:
     """Whether a server with environment ``env`` may be forked from the zygote."""
     if os.environ.get("PDK_FORK_SERVERS") == "0" or not _pidfds():
         return False
-    zygote_env = _made.env if _made is not None else _zygote_env()
+    zygote_env = _made.env if _made is not None else server_env()
     return _interpreter_settings(env) == _interpreter_settings(zygote_env)
 
 
@@ -155,7 +155,7 @@ class _Zygote:
         # when several threads start servers at once.
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._control = ours
-        self.env = _zygote_env()
+        self.env = server_env()
         self._process = subprocess.Popen(
             [sys.executable, "-c", "from tests.forked_servers import _zygote_main; _zygote_main()"],
             cwd=REPO_ROOT,
@@ -203,8 +203,9 @@ def _zygote() -> _Zygote:
         return _made
 
 
-def _zygote_env() -> dict[str, str]:
-    # As ServerLauncher builds a server's: never a developer's PAODEKUAI_* variables.
+def server_env() -> dict[str, str]:
+    """The environment every test server starts from (and the zygote runs in): this
+    process's, never a developer's PAODEKUAI_* variables, output unbuffered."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PAODEKUAI_")}
     env["PYTHONUNBUFFERED"] = "1"
     return env
